@@ -1,0 +1,53 @@
+// A fixed-size pool of worker threads for data-parallel loops. The calling thread works too, so
+// ThreadPool(1) runs everything inline. Ranges are claimed dynamically, but each range's result
+// must not depend on which thread ran it (kernels partition rows, never reductions).
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <functional>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "arc/kernels/parallel.h"
+
+namespace arc {
+
+class ThreadPool final : public kernels::Parallel {
+ public:
+  // n_threads <= 0 picks the number of online CPUs.
+  explicit ThreadPool(int n_threads = 0);
+  ~ThreadPool() override;
+  ThreadPool(const ThreadPool&) = delete;
+  ThreadPool& operator=(const ThreadPool&) = delete;
+
+  int num_threads() const override { return n_threads_; }
+  void for_range(int64_t n, int64_t min_chunk,
+                 const std::function<void(int64_t, int64_t)>& fn) override;
+
+  static int hardware_threads();
+
+ private:
+  void worker_loop();
+  void run_chunks();
+
+  int n_threads_ = 1;
+  std::vector<std::thread> workers_;
+  std::mutex mu_;
+  std::mutex call_mu_;  // one for_range at a time
+  std::condition_variable wake_;
+  std::condition_variable done_;
+  uint64_t generation_ = 0;
+  bool stop_ = false;
+  int active_ = 0;
+
+  // The job in flight.
+  const std::function<void(int64_t, int64_t)>* fn_ = nullptr;
+  int64_t n_ = 0;
+  int64_t chunk_ = 1;
+  std::atomic<int64_t> next_{0};
+};
+
+}  // namespace arc

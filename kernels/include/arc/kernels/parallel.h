@@ -1,0 +1,31 @@
+// The kernels' view of a thread pool. Kernels split their work into index ranges and hand them
+// to a Parallel; the engine's ThreadPool implements it (kernels never include engine headers).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+
+namespace arc::kernels {
+
+class Parallel {
+ public:
+  virtual ~Parallel() = default;
+  virtual int num_threads() const = 0;
+  // Runs fn(begin, end) over disjoint ranges covering [0, n), each at least min_chunk long
+  // (except the last), and returns when all ranges are done. fn must not throw.
+  virtual void for_range(int64_t n, int64_t min_chunk,
+                         const std::function<void(int64_t, int64_t)>& fn) = 0;
+};
+
+// Runs on `pool` when given, else serially on the calling thread.
+inline void parallel_for(Parallel* pool, int64_t n, int64_t min_chunk,
+                         const std::function<void(int64_t, int64_t)>& fn) {
+  if (n <= 0) return;
+  if (pool == nullptr || pool->num_threads() <= 1 || n <= min_chunk) {
+    fn(0, n);
+    return;
+  }
+  pool->for_range(n, min_chunk, fn);
+}
+
+}  // namespace arc::kernels
