@@ -1,0 +1,61 @@
+// Mixture-of-Experts: routing and expert compute.
+#pragma once
+
+#include <cstdint>
+
+#include "arc/kernels/dtype.h"
+#include "arc/kernels/parallel.h"
+
+namespace arc::kernels {
+
+enum class RouterScoring : int {
+  kSoftmax = 0,  // Qwen, Mixtral: softmax over experts, then top-k
+  kSigmoid = 1,  // DeepSeek V3, GLM-4.5: sigmoid scores, top-k on score + bias
+};
+
+struct RouterArgs {
+  const float* logits = nullptr;  // [n_tokens, n_expert]
+  int64_t n_tokens = 0;
+  int64_t n_expert = 0;
+  int64_t k = 0;
+  RouterScoring scoring = RouterScoring::kSoftmax;
+  const float* bias = nullptr;  // [n_expert] selection bias (sigmoid routing) or null
+  bool normalize = true;        // renormalise the k weights to sum to 1
+  float weight_scale = 1.0f;    // routed scaling factor applied after normalisation
+  int32_t* ids = nullptr;       // out: [n_tokens, k], highest score first
+  float* weights = nullptr;     // out: [n_tokens, k]
+};
+void moe_route(const RouterArgs& args);
+
+// y[t, :] (+)= sum_j weights[t, j] * down_e(silu(gate_e x[t]) * up_e x[t]),  e = ids[t, j].
+// Prefill groups tokens by expert so each expert's weights are read once per step; decode reads
+// only the selected experts.
+struct MoeFfnArgs {
+  const float* x = nullptr;  // [n_tokens, n_embd]
+  int64_t n_tokens = 0;
+  int64_t n_embd = 0;
+  int64_t n_ff = 0;          // per-expert intermediate size (this rank's share under TP)
+  int64_t n_expert = 0;
+  int64_t k = 0;
+  const int32_t* ids = nullptr;    // [n_tokens, k]
+  const float* weights = nullptr;  // [n_tokens, k]
+  const void* gate = nullptr;  // [n_expert][n_ff, n_embd] in gate_type, expert stride gate_expert_bytes
+  const void* up = nullptr;    // [n_expert][n_ff, n_embd] in up_type
+  const void* down = nullptr;  // [n_expert][n_embd, n_ff] in down_type
+  DType gate_type = DType::F32;
+  DType up_type = DType::F32;
+  DType down_type = DType::F32;
+  size_t gate_expert_bytes = 0;  // 0: n_ff rows of n_embd
+  size_t up_expert_bytes = 0;
+  size_t down_expert_bytes = 0;
+  float* y = nullptr;        // [n_tokens, n_embd]
+  bool accumulate = false;
+};
+bool moe_ffn(const MoeFfnArgs& args, Parallel* pool);
+
+namespace ref {
+void moe_route(const RouterArgs& args);
+bool moe_ffn(const MoeFfnArgs& args);
+}  // namespace ref
+
+}  // namespace arc::kernels
