@@ -111,12 +111,13 @@ Experts make_experts(DType gt, DType dt, int64_t n_exp, int64_t n_embd, int64_t 
   return e;
 }
 
-void check_ffn(cpu::IsaLevel level, DType gt, DType dt, int64_t n_tok, RouterScoring scoring,
-               Parallel* pool) {
+constexpr int64_t kExperts = 8, kEmbd = 256, kFf = 256;
+
+void check_ffn(cpu::IsaLevel level, const Experts& ex, DType gt, DType dt, int64_t n_tok,
+               RouterScoring scoring, Parallel* pool) {
   SCOPED_TRACE(std::string(cpu::isa_name(level)) + " " + std::string(dtype_name(gt)) + "/" +
                std::string(dtype_name(dt)) + " tokens=" + std::to_string(n_tok));
-  const int64_t n_exp = 8, n_embd = 256, n_ff = 512, k = 2;
-  const Experts ex = make_experts(gt, dt, n_exp, n_embd, n_ff);
+  const int64_t n_exp = kExperts, n_embd = kEmbd, n_ff = kFf, k = 2;
   const auto x = random_floats(n_tok * n_embd, 41);
   const auto logits = random_floats(n_tok * n_exp, 42);
   std::vector<int32_t> ids(n_tok * k);
@@ -165,11 +166,14 @@ void check_ffn(cpu::IsaLevel level, DType gt, DType dt, int64_t n_tok, RouterSco
 
 TEST(MoeFfn, EveryLevelMatchesReference) {
   ThreadPool pool(2);
+  const Experts kq = make_experts(DType::Q4_K, DType::Q6_K, kExperts, kEmbd, kFf);
+  const Experts mx = make_experts(DType::MXFP4, DType::Q8_0, kExperts, kEmbd, kFf);
+  const Experts fl = make_experts(DType::F16, DType::F32, kExperts, kEmbd, kFf);
   for (cpu::IsaLevel level : cpu::available_isas()) {
-    check_ffn(level, DType::Q4_K, DType::Q6_K, 1, RouterScoring::kSoftmax, &pool);
-    check_ffn(level, DType::Q4_K, DType::Q6_K, 11, RouterScoring::kSigmoid, &pool);
-    check_ffn(level, DType::MXFP4, DType::Q8_0, 5, RouterScoring::kSoftmax, nullptr);
-    check_ffn(level, DType::F16, DType::F32, 3, RouterScoring::kSoftmax, &pool);
+    check_ffn(level, kq, DType::Q4_K, DType::Q6_K, 1, RouterScoring::kSoftmax, &pool);
+    check_ffn(level, kq, DType::Q4_K, DType::Q6_K, 11, RouterScoring::kSigmoid, &pool);
+    check_ffn(level, mx, DType::MXFP4, DType::Q8_0, 5, RouterScoring::kSoftmax, nullptr);
+    check_ffn(level, fl, DType::F16, DType::F32, 3, RouterScoring::kSoftmax, &pool);
   }
 }
 
