@@ -94,9 +94,49 @@ TokenizerSummary read_tokenizer(const File& f) {
   return t;
 }
 
+// Metadata strings are not guaranteed UTF-8, and nlohmann's dump() throws on invalid UTF-8:
+// replace every invalid sequence with U+FFFD so the JSON always serializes.
+std::string valid_utf8(std::string_view in) {
+  std::string out;
+  out.reserve(in.size());
+  size_t i = 0;
+  while (i < in.size()) {
+    const auto c = static_cast<uint8_t>(in[i]);
+    size_t len = c < 0x80           ? 1
+                 : (c >> 5) == 0x6  ? 2
+                 : (c >> 4) == 0xE  ? 3
+                 : (c >> 3) == 0x1E ? 4
+                                    : 0;
+    bool ok = len != 0 && i + len <= in.size();
+    uint32_t cp = len == 1 ? c : len == 2 ? (c & 0x1F) : len == 3 ? (c & 0x0F) : (c & 0x07);
+    for (size_t k = 1; ok && k < len; ++k) {
+      const auto cc = static_cast<uint8_t>(in[i + k]);
+      ok = (cc & 0xC0) == 0x80;
+      cp = (cp << 6) | (cc & 0x3F);
+    }
+    // Reject overlong forms, surrogates and values past U+10FFFF.
+    if (ok && ((len == 2 && cp < 0x80) || (len == 3 && cp < 0x800) || (len == 4 && cp < 0x10000) ||
+               (cp >= 0xD800 && cp <= 0xDFFF) || cp > 0x10FFFF)) {
+      ok = false;
+    }
+    if (ok) {
+      out.append(in.substr(i, len));
+      i += len;
+    } else {
+      out += "\xEF\xBF\xBD";
+      ++i;
+    }
+  }
+  return out;
+}
+
 template <typename T>
 nlohmann::json opt(const std::optional<T>& v) {
-  return v ? nlohmann::json(*v) : nlohmann::json(nullptr);
+  if constexpr (std::is_same_v<T, std::string>) {
+    return v ? nlohmann::json(valid_utf8(*v)) : nlohmann::json(nullptr);
+  } else {
+    return v ? nlohmann::json(*v) : nlohmann::json(nullptr);
+  }
 }
 
 nlohmann::json special_json(const std::optional<SpecialToken>& t) {
@@ -152,13 +192,13 @@ nlohmann::json to_json(const ModelSummary& s) {
   nlohmann::json by_type = nlohmann::json::object();
   for (const auto& [type, bytes] : s.bytes_by_type) by_type[type] = bytes;
   return {
-      {"path", s.path},
+      {"path", valid_utf8(s.path)},
       {"gguf_version", s.version},
       {"files", s.n_files},
       {"file_bytes", s.file_bytes},
-      {"architecture", s.architecture},
+      {"architecture", valid_utf8(s.architecture)},
       {"known_architecture", s.known_architecture},
-      {"name", s.name},
+      {"name", valid_utf8(s.name)},
       {"hyperparameters",
        {{"block_count", opt(hp.block_count)},
         {"embedding_length", opt(hp.embedding_length)},
@@ -177,8 +217,8 @@ nlohmann::json to_json(const ModelSummary& s) {
         {"rope_scaling_factor", opt(hp.rope_scaling_factor)},
         {"rope_scaling_original_context_length", opt(hp.rope_scaling_original_context_length)}}},
       {"tokenizer",
-       {{"model", s.tokenizer.model},
-        {"pre", s.tokenizer.pre},
+       {{"model", valid_utf8(s.tokenizer.model)},
+        {"pre", valid_utf8(s.tokenizer.pre)},
         {"vocab_size", s.tokenizer.vocab_size},
         {"bos", special_json(s.tokenizer.bos)},
         {"eos", special_json(s.tokenizer.eos)},

@@ -145,6 +145,21 @@ TEST(GgufSummary, UnknownArchitectureIsReported) {
   EXPECT_EQ(s.tokenizer.vocab_size, 0u);
 }
 
+TEST(GgufSummary, InvalidUtf8StillSerializes) {
+  Writer w;
+  w.set("general.architecture", Value::str("a\xff\xc3"));
+  w.set("general.name",
+        Value::str("ok \xe4\xb8\x96 \xed\xa0\x80 \xc0\xaf"));  // surrogate, overlong
+  auto f = File::parse(w.to_bytes());
+  ASSERT_TRUE(f.ok());
+  nlohmann::json j = to_json(summarize(*f));
+  std::string dumped;
+  ASSERT_NO_THROW(dumped = j.dump());
+  EXPECT_EQ(j["architecture"], "a\xef\xbf\xbd\xef\xbf\xbd");
+  EXPECT_EQ(j["name"],
+            "ok \xe4\xb8\x96 \xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd \xef\xbf\xbd\xef\xbf\xbd");
+}
+
 std::string run(const std::string& cmd, int& rc) {
   std::string out;
   FILE* p = popen(cmd.c_str(), "r");
