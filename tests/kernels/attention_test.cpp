@@ -26,13 +26,15 @@ struct Case {
   int64_t head_dim, n_kv_head, n_rep, block_size, window;
   DType kv_type;
   float scale = 0.0f;
+  bool long_decode = false;  // decode tokens only, over long histories (the split-KV path)
 };
 
 std::string name(const Case& c) {
   return "d=" + std::to_string(c.head_dim) + " kv=" + std::to_string(c.n_kv_head) +
          " rep=" + std::to_string(c.n_rep) + " bs=" + std::to_string(c.block_size) +
          " win=" + std::to_string(c.window) +
-         " type=" + std::to_string(static_cast<int>(c.kv_type));
+         " type=" + std::to_string(static_cast<int>(c.kv_type)) +
+         (c.long_decode ? " long-decode" : "");
 }
 
 // What a cache of `t` holds after storing x: [n], written out from the format's definition
@@ -101,6 +103,10 @@ Batch make_batch(const Case& c, uint32_t seed) {
   // Full prefill, decode at a block boundary, chunked prefill, a one-token sequence, a decode.
   b.lens = {33, 64, 20, 1, 71};
   b.n_new = {33, 1, 7, 1, 1};
+  if (c.long_decode) {
+    b.lens = {700, 300, 257};
+    b.n_new = {1, 1, 2};
+  }
   const int64_t d = c.head_dim, row = c.n_kv_head * d;
   int64_t n_blocks = 3;  // a few spare blocks nobody uses
   for (int64_t len : b.lens) {
@@ -218,6 +224,11 @@ std::vector<Case> all_cases() {
   }
   cases.push_back({40, 2, 3, 16, 0, DType::F32, 0.3f});  // head dim no vector width divides
   cases.push_back({96, 3, 2, 7, 5, DType::F16, 0.05f});  // odd block size, explicit scale
+  cases.push_back({128, 2, 4, 16, 0, DType::F16, 0.0f, true});
+  cases.push_back({64, 1, 8, 32, 300, DType::F32, 0.0f, true});
+  cases.push_back({128, 2, 1, 16, 0, DType::Q8_0, 0.0f, true});
+  cases.push_back({256, 1, 4, 32, 0, DType::F16, 0.0f, true});
+  cases.push_back({64, 2, 2, 7, 0, DType::F32, 0.0f, true});
   return cases;
 }
 
@@ -251,8 +262,9 @@ TEST(PagedAttention, ReferenceAndEveryVariantMatchDenseAttention) {
 
 TEST(PagedAttention, ResultDoesNotDependOnThreadCount) {
   arc::ThreadPool one(1), three(3);
-  for (const Case& c : {Case{128, 2, 4, 16, 0, DType::F16}, Case{64, 4, 1, 32, 9, DType::F32},
-                        Case{128, 1, 8, 16, 0, DType::Q8_0}}) {
+  for (const Case& c :
+       {Case{128, 2, 4, 16, 0, DType::F16}, Case{64, 4, 1, 32, 9, DType::F32},
+        Case{128, 1, 8, 16, 0, DType::Q8_0}, Case{128, 2, 4, 16, 0, DType::F16, 0.0f, true}}) {
     const Batch b = make_batch(c, 77);
     for (k::OpsIsa isa : k::ops_isas_available()) {
       SCOPED_TRACE(name(c) + " isa=" + std::string(k::ops_isa_name(isa)));
