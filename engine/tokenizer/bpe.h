@@ -22,6 +22,16 @@ class BpeMerges {
   const Merge* find(TokenId left, TokenId right) const;
   size_t size() const { return n_; }
 
+  // Calls f(left, right, rank, result) for every merge, in no particular order.
+  template <typename F>
+  void for_each(F&& f) const {
+    for (const Slot& s : slots_) {
+      if (s.key == 0) continue;
+      uint64_t k = s.key - 1;
+      f(TokenId(k >> 32), TokenId(uint32_t(k)), s.merge.rank, s.merge.result);
+    }
+  }
+
   // Merges `ids` in place until no adjacent pair has a merge.
   void apply(std::vector<TokenId>& ids) const;
 

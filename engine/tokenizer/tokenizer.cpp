@@ -63,7 +63,7 @@ Status Tokenizer::Impl::finish() {
   piece_to_id.clear();
   piece_to_id.reserve(n);
   for (size_t i = 0; i < n; ++i) {
-    if (types[i] == TokenType::kUndefined && pieces[i].empty()) continue;
+    if (types[i] == TokenType::kUndefined || types[i] == TokenType::kUnused) continue;
     piece_to_id.emplace(pieces[i], TokenId(i));  // first id wins for duplicates
   }
 
