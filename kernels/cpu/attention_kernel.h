@@ -8,8 +8,8 @@
 // thread in a fixed order, so results do not depend on the thread count.
 //
 // T provides: W (lanes), R (register), zero(), set1(f), load(const float*),
-// load(const uint16_t*) (F16 -> F32), store(float*, R), fma(a, b, c) = a * b + c, mul(a, b),
-// hsum(R). head_dim must be a multiple of T::W.
+// load(const uint16_t*) (F16 -> F32), store(float*, R), fma(a, b, c) = a * b + c, add(a, b),
+// sub(a, b), exp(R), hsum(R). head_dim must be a multiple of T::W.
 #pragma once
 
 #include <algorithm>
@@ -73,6 +73,26 @@ template <class T, class KvT, int... Gs>
 constexpr AccumulateFn<T, KvT> accumulate_fn(int g, std::integer_sequence<int, Gs...>) {
   AccumulateFn<T, KvT> fns[] = {&group_accumulate<T, Gs + 1, KvT>...};
   return fns[g - 1];
+}
+
+// s[j] = e^(s[j] - mx) for j in [0, n), returning the sum; vector exp over whole vectors, libm on
+// the tail (the split depends only on n, so results stay deterministic).
+template <class T>
+inline float exp_shift_sum(float* s, int64_t n, float mx) {
+  const typename T::R vm = T::set1(mx);
+  typename T::R vsum = T::zero();
+  int64_t j = 0;
+  for (; j + T::W <= n; j += T::W) {
+    const typename T::R e = T::exp(T::sub(T::load(s + j), vm));
+    T::store(s + j, e);
+    vsum = T::add(vsum, e);
+  }
+  float sum = T::hsum(vsum);
+  for (; j < n; ++j) {
+    s[j] = std::exp(s[j] - mx);
+    sum += s[j];
+  }
+  return sum;
 }
 
 // Asks for the rows of one kv head in one cache block before they are needed: a sequence's blocks
@@ -156,11 +176,7 @@ void attend_range(const PagedAttentionArgs& a, int64_t t, int64_t g, int64_t lo,
         float mx = s.m[r0 + r];
         for (int64_t j = 0; j < n; ++j) mx = std::max(mx, sr[j]);
         const float corr = std::exp(s.m[r0 + r] - mx);  // 0 on the first block
-        float sum = 0.0f;
-        for (int64_t j = 0; j < n; ++j) {
-          sr[j] = std::exp(sr[j] - mx);
-          sum += sr[j];
-        }
+        const float sum = exp_shift_sum<T>(sr, n, mx);
         acc[r] = s.acc.data() + (r0 + r) * d;
         if (corr != 1.0f) {
           for (int64_t i = 0; i < d; ++i) acc[r][i] *= corr;
