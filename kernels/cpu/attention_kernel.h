@@ -226,6 +226,7 @@ Scratch make_scratch(const PagedAttentionArgs& a) {
 // shapes, never on the thread count, so results stay identical for any pool.
 constexpr int64_t kSplitMaxItems = 32;
 constexpr int64_t kSplitKeys = 256;
+constexpr int64_t kSplitMaxChunks = 32;  // longer contexts get longer chunks (bounded scratch)
 
 template <class T>
 void paged_attention_impl(const PagedAttentionArgs& a, Parallel* pool) {
@@ -235,7 +236,8 @@ void paged_attention_impl(const PagedAttentionArgs& a, Parallel* pool) {
   const int64_t n_items = a.n_tokens * a.n_kv_head;
   int64_t max_pos = -1;
   for (int64_t t = 0; t < a.n_tokens; ++t) max_pos = std::max<int64_t>(max_pos, a.token_pos[t]);
-  const int64_t chunk = std::max<int64_t>(1, kSplitKeys / a.block_size) * a.block_size;
+  const int64_t min_keys = std::max(kSplitKeys, (max_pos + kSplitMaxChunks) / kSplitMaxChunks);
+  const int64_t chunk = (min_keys + a.block_size - 1) / a.block_size * a.block_size;
   const int64_t n_chunks = (max_pos + chunk) / chunk;
 
   if (n_items >= kSplitMaxItems || n_chunks <= 1) {
