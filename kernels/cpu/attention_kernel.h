@@ -116,18 +116,16 @@ struct Scratch {
   std::vector<float> v_rows;  // [block_size, head_dim], Q8_0 only
 };
 
-// Runs the online softmax of token t, kv head g over the visible positions [lo, hi] (may be
-// empty), leaving the unnormalised state in s: acc [n_rep, head_dim], running max m and sum l.
+// Runs the online softmax of token t, kv head g over the visible positions [first, last] (may
+// be empty), leaving the unnormalised state in s: acc [n_rep, head_dim], running max m and sum l.
 // F16/F32 rows are read in place; Q8_0 blocks are first dequantized into scratch (KvT = float)
 // with a row stride of head_dim.
 template <class T, class KvT>
-void attend_range(const PagedAttentionArgs& a, int64_t t, int64_t g, int64_t lo, int64_t hi,
+void attend_range(const PagedAttentionArgs& a, int64_t t, int64_t g, int64_t first, int64_t last,
                   float scale, Scratch& s) {
   const int64_t d = a.head_dim;
   const int64_t n_rep = a.n_head / a.n_kv_head;
   const int64_t bs = a.block_size;
-  const int64_t first = lo;
-  const int64_t pos = hi;
   const int32_t* table = a.block_tables + a.token_seq[t] * a.max_blocks_per_seq;
   const bool quantized = a.kv_type == DType::Q8_0;
   const int64_t row_stride = quantized ? d : a.n_kv_head * d;  // elements between positions
@@ -139,13 +137,13 @@ void attend_range(const PagedAttentionArgs& a, int64_t t, int64_t g, int64_t lo,
   const float* q[kMaxGroup];
   float* acc[kMaxGroup];
 
-  if (first > pos) return;
-  for (int64_t b = first / bs; b <= pos / bs; ++b) {
+  if (first > last) return;
+  for (int64_t b = first / bs; b <= last / bs; ++b) {
     const int64_t j0 = std::max(first, b * bs);
-    const int64_t n = std::min(pos, b * bs + bs - 1) - j0 + 1;
+    const int64_t n = std::min(last, b * bs + bs - 1) - j0 + 1;
     const int64_t slot0 = static_cast<int64_t>(table[b]) * bs + (j0 - b * bs);
-    if (b + 1 <= pos / bs) {
-      const int64_t next_n = std::min(bs, pos - (b + 1) * bs + 1);
+    if (b + 1 <= last / bs) {
+      const int64_t next_n = std::min(bs, last - (b + 1) * bs + 1);
       const int64_t next_row = static_cast<int64_t>(table[b + 1]) * bs * a.n_kv_head + g;
       prefetch_block(a.k_cache, next_row, next_n, a.n_kv_head, rb);
       prefetch_block(a.v_cache, next_row, next_n, a.n_kv_head, rb);
