@@ -18,6 +18,25 @@ void linear(Backend& be, const Weight& w, const float* x, int64_t n_tokens, floa
   be.matmul(a);
 }
 
+namespace {
+
+// Where a block writes its output: x itself, or with tensor parallelism this rank's partial sum.
+float* block_target(LayerContext& c) {
+  return c.tp ? c.buf.partial : c.buf.x;
+}
+
+// Tensor parallelism: x += sum over ranks of the partial outputs.
+void reduce_block(LayerContext& c) {
+  if (c.tp == nullptr) return;
+  const int64_t n = c.n_tokens * c.cfg().n_embd;
+  Status s = c.be.sync();
+  if (s.ok()) s = c.tp->all_reduce_sum(c.buf.partial, n);
+  if (!s.ok() && c.tp_status.ok()) c.tp_status = s;
+  c.be.add(c.buf.x, c.buf.partial, c.buf.x, n);
+}
+
+}  // namespace
+
 void attention_block(LayerContext& c) {
   const ModelConfig& cfg = c.cfg();
   Backend& be = c.be;
@@ -86,7 +105,8 @@ void attention_block(LayerContext& c) {
   a.max_blocks_per_seq = b.max_blocks;
   be.paged_attention(a);
 
-  linear(be, c.w(TensorRole::kAttnOut), b.attn, t, b.x, /*accumulate=*/true);
+  linear(be, c.w(TensorRole::kAttnOut), b.attn, t, block_target(c), /*accumulate=*/!c.tp);
+  reduce_block(c);
 }
 
 namespace {
@@ -109,7 +129,8 @@ void dense_ffn_block(LayerContext& c) {
   c.be.rms_norm(c.buf.x, c.w(TensorRole::kFfnNorm).f32(), c.buf.xn, c.n_tokens, cfg.n_embd,
                 cfg.rms_eps);
   swiglu_ffn(c, c.w(TensorRole::kFfnGate), c.w(TensorRole::kFfnUp), c.w(TensorRole::kFfnDown),
-             c.buf.x, /*accumulate=*/true);
+             block_target(c), /*accumulate=*/!c.tp);
+  reduce_block(c);
 }
 
 void moe_ffn_block(LayerContext& c) {
@@ -152,16 +173,17 @@ void moe_ffn_block(LayerContext& c) {
   m.gate_expert_bytes = g.slice_bytes;
   m.up_expert_bytes = u.slice_bytes;
   m.down_expert_bytes = d.slice_bytes;
-  m.y = b.x;
-  m.accumulate = true;
+  m.y = block_target(c);
+  m.accumulate = !c.tp;
   be.moe_ffn(m);
 
   if (cfg.ffn == FfnKind::kMoeShared) {
     swiglu_ffn(c, c.w(TensorRole::kFfnGateShexp), c.w(TensorRole::kFfnUpShexp),
                c.w(TensorRole::kFfnDownShexp), b.out, /*accumulate=*/false);
     linear(be, c.w(TensorRole::kFfnShexpGate), b.xn, t, b.shexp_gate);  // [t, 1]
-    be.add_sigmoid_gated(b.x, b.out, b.shexp_gate, t, cfg.n_embd);
+    be.add_sigmoid_gated(block_target(c), b.out, b.shexp_gate, t, cfg.n_embd);
   }
+  reduce_block(c);
 }
 
 }  // namespace arc

@@ -5,6 +5,7 @@
 #include <cstdint>
 
 #include "arc/backend.h"
+#include "arc/communicator.h"
 #include "arc/kv_cache.h"
 #include "arc/model.h"
 
@@ -30,6 +31,7 @@ struct StepBuffers {
   const int32_t* block_tables = nullptr;  // [n_seqs, max_blocks]
   int64_t max_blocks = 0;
   const int32_t* slots = nullptr;  // [n_tokens]
+  float* partial = nullptr;        // [n_tokens, n_embd] tensor parallel: this rank's block output
 };
 
 struct LayerContext {
@@ -39,6 +41,10 @@ struct LayerContext {
   StepBuffers& buf;
   int64_t n_tokens = 0;
   int64_t layer = 0;
+  // Tensor parallelism: the model is this rank's shard; each block's output is summed over the
+  // ranks before it joins the residual. Null: one rank, blocks add to x directly.
+  Communicator* tp = nullptr;
+  Status tp_status;  // first collective failure of the step
 
   const ModelConfig& cfg() const { return model.config(); }
   const Weight& w(TensorRole r) const { return model.layer(layer, r); }

@@ -32,6 +32,10 @@ struct ForwardExecutor::Impl {
   // Host copies kept until wait() (uploads read them asynchronously on a GPU).
   std::vector<int32_t> h_seq, h_slots, h_rows, h_tables;
   std::vector<float> h_logits;
+  Communicator* tp = nullptr;
+  std::vector<int64_t> vocab_begin;  // [n_ranks + 1] with tensor parallelism
+  std::vector<float> h_part;         // this rank's logits [n_out, vocab slice]
+  Status tp_status;
 
   Impl(const Model& m, Backend& b, KvCache& k) : model(m), be(b), kv(k) {}
 
@@ -65,6 +69,9 @@ struct ForwardExecutor::Impl {
                            make<int32_t>(n * std::max<int64_t>(c.n_expert_used, 1)));
       ARC_ASSIGN_OR_RETURN(buf.expert_w, make<float>(n * std::max<int64_t>(c.n_expert_used, 1)));
       ARC_ASSIGN_OR_RETURN(buf.shexp_gate, make<float>(n));
+      if (tp) {
+        ARC_ASSIGN_OR_RETURN(buf.partial, make<float>(n * c.n_embd));
+      }
       ARC_ASSIGN_OR_RETURN(d_tokens, make<int32_t>(n));
       ARC_ASSIGN_OR_RETURN(d_pos, make<int32_t>(n));
       ARC_ASSIGN_OR_RETURN(d_seq, make<int32_t>(n));
@@ -150,21 +157,56 @@ struct ForwardExecutor::Impl {
     const Weight& emb = model.global(TensorRole::kTokEmbd);
     be.get_rows(emb.type, emb.data, c.n_vocab, c.n_embd, d_tokens, t, buf.x);
     const arch::FamilyDef& fam = arch::family_def(c.family);
-    LayerContext ctx{be, model, kv, buf, t, 0};
-    for (int64_t l = 0; l < c.n_layer; ++l) {
+    LayerContext ctx{be, model, kv, buf, t, 0, tp, {}};
+    for (int64_t l = 0; l < c.n_layer && ctx.tp_status.ok(); ++l) {
       ctx.layer = l;
       fam.layer(ctx);
     }
+    tp_status = ctx.tp_status;
     // Only the requested rows go through the output head.
     be.gather(buf.x, d_rows, n_out, c.n_embd, d_sel);
     be.rms_norm(d_sel, model.global(TensorRole::kOutputNorm).f32(), d_sel, n_out, c.n_embd,
                 c.rms_eps);
     linear(be, model.output(), d_sel, n_out, d_logits);
+    if (tp) return gather_logits();
     h_logits.resize(static_cast<size_t>(n_out * c.n_vocab));
     be.download(h_logits.data(), d_logits, sizeof(float) * h_logits.size());
     return ok_status();
   }
+
+  // Every rank computed [n_out, its vocabulary slice]; all of them get [n_out, n_vocab].
+  Status gather_logits() {
+    ARC_RETURN_IF_ERROR(tp_status);
+    const int64_t n_ranks = static_cast<int64_t>(vocab_begin.size()) - 1;
+    const int64_t v_all = vocab_begin.back();
+    const int64_t v_mine = vocab_begin[tp->rank() + 1] - vocab_begin[tp->rank()];
+    h_part.resize(static_cast<size_t>(n_out * v_mine));
+    be.download(h_part.data(), d_logits, sizeof(float) * h_part.size());
+    ARC_RETURN_IF_ERROR(be.sync());
+    std::vector<int64_t> counts(static_cast<size_t>(n_ranks));
+    for (int64_t r = 0; r < n_ranks; ++r) counts[r] = n_out * (vocab_begin[r + 1] - vocab_begin[r]);
+    std::vector<float> all(static_cast<size_t>(n_out * v_all));
+    ARC_RETURN_IF_ERROR(tp->all_gather(h_part.data(), counts, all.data()));
+    // all: rank blocks [n_out, v_r] one after another -> rows of [n_vocab].
+    h_logits.resize(static_cast<size_t>(n_out * v_all));
+    const float* src = all.data();
+    for (int64_t r = 0; r < n_ranks; ++r) {
+      const int64_t v_r = vocab_begin[r + 1] - vocab_begin[r];
+      for (int64_t i = 0; i < n_out; ++i) {
+        std::copy(src + i * v_r, src + (i + 1) * v_r,
+                  h_logits.begin() + i * v_all + vocab_begin[r]);
+      }
+      src += n_out * v_r;
+    }
+    return ok_status();
+  }
 };
+
+void ForwardExecutor::set_tensor_parallel(Communicator* comm, std::vector<int64_t> vocab_begin) {
+  impl_->tp = comm != nullptr && comm->size() > 1 ? comm : nullptr;
+  impl_->vocab_begin = std::move(vocab_begin);
+  impl_->capacity = 0;  // reallocate with the partial-sum buffer
+}
 
 ForwardExecutor::ForwardExecutor(const Model& model, Backend& backend, KvCache& kv)
     : impl_(std::make_unique<Impl>(model, backend, kv)) {}

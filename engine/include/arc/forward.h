@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "arc/backend.h"
+#include "arc/communicator.h"
 #include "arc/kv_cache.h"
 #include "arc/model.h"
 
@@ -26,6 +27,11 @@ class ForwardExecutor {
  public:
   ForwardExecutor(const Model& model, Backend& backend, KvCache& kv);
   ~ForwardExecutor();
+
+  // Tensor parallelism: `model` is this rank's shard (arc/shard_plan.h); blocks all-reduce
+  // through `comm`, and the output head's vocabulary rows [vocab_begin[r], vocab_begin[r + 1])
+  // are all-gathered so every rank returns whole logits. Every rank runs the same batches.
+  void set_tensor_parallel(Communicator* comm, std::vector<int64_t> vocab_begin);
 
   // Enqueues one step. The caller must have reserved KV for every position in the batch.
   Status submit(const ForwardBatch& batch);

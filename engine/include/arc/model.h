@@ -46,6 +46,18 @@ class Model {
   const Weight& output() const;
 
   uint64_t weight_bytes() const { return weight_bytes_; }
+
+  // Tensor parallelism (arc/shard_plan.h rewrites a loaded model into one rank's shard).
+  ModelConfig& mutable_config() { return cfg_; }
+  Weight& mutable_weight(int64_t layer, TensorRole r) {
+    return layer < 0 ? globals_[static_cast<int>(r)] : layers_[layer][static_cast<int>(r)];
+  }
+  // Host bytes that live as long as the model (repacked column shards).
+  uint8_t* keep_bytes(size_t n) {
+    kept_.emplace_back(n);
+    return kept_.back().data();
+  }
+  void set_weight_bytes(uint64_t b) { weight_bytes_ = b; }
   // Weight bytes one decoded token reads: everything but the experts, plus n_expert_used
   // experts per layer, plus one embedding row.
   uint64_t active_bytes_per_token() const;
@@ -58,6 +70,7 @@ class Model {
   Weights globals_{};
   std::vector<Weights> layers_;
   uint64_t weight_bytes_ = 0;
+  std::vector<std::vector<uint8_t>> kept_;
 };
 
 }  // namespace arc

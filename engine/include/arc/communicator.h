@@ -1,0 +1,98 @@
+// Collectives between tensor-parallel ranks. One interface, three implementations: local (one
+// rank, no-ops), MPI (CPU tensors through MPI_Allreduce, control through MPI_Bcast) and NCCL
+// (GPU tensors; not written yet: it would implement the same calls on device pointers, with the
+// ncclUniqueId broadcast through the MPI communicator).
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <span>
+
+#include "arc/status.h"
+
+namespace arc {
+
+// All-reduce traffic, for `bench` (bytes this rank contributed, wall time inside collectives).
+struct CommStats {
+  uint64_t all_reduce_calls = 0;
+  uint64_t all_reduce_bytes = 0;
+  double all_reduce_seconds = 0;
+};
+
+class Communicator {
+ public:
+  virtual ~Communicator() = default;
+  virtual int rank() const = 0;
+  virtual int size() const = 0;
+  // Sums `data` ([n] floats, host memory for MPI, device memory for NCCL) over every rank;
+  // every rank ends with the sum.
+  virtual Status all_reduce_sum(float* data, int64_t n) = 0;
+  // Every rank contributes counts[rank] floats; recv ([sum counts]) gets them in rank order.
+  virtual Status all_gather(const float* send, std::span<const int64_t> counts, float* recv) = 0;
+  // Copies `bytes` of `data` from `root` to every rank (control messages: batch descriptions).
+  virtual Status broadcast(void* data, int64_t bytes, int root) = 0;
+  virtual Status barrier() = 0;
+  const CommStats& stats() const { return stats_; }
+  void reset_stats() { stats_ = {}; }
+
+ protected:
+  CommStats stats_;
+};
+
+// One rank: every collective is the identity.
+class LocalCommunicator final : public Communicator {
+ public:
+  int rank() const override { return 0; }
+  int size() const override { return 1; }
+  Status all_reduce_sum(float*, int64_t) override { return ok_status(); }
+  Status all_gather(const float* send, std::span<const int64_t> counts, float* recv) override;
+  Status broadcast(void*, int64_t, int) override { return ok_status(); }
+  Status barrier() override { return ok_status(); }
+};
+
+#ifdef ARC_WITH_MPI
+// Owns MPI_Init_thread / MPI_Finalize for the process; create one in main before any
+// MpiCommunicator, keep it alive until they are gone.
+class MpiSession {
+ public:
+  static Result<std::unique_ptr<MpiSession>> init(int* argc, char*** argv);
+  ~MpiSession();
+  int world_rank() const { return rank_; }
+  int world_size() const { return size_; }
+
+ private:
+  MpiSession() = default;
+  int rank_ = 0;
+  int size_ = 1;
+};
+
+// MPI_COMM_WORLD (duplicated, errors returned instead of fatal). Deadline: a watchdog thread
+// aborts the whole job (MPI_Abort, with a message naming the collective) when one collective
+// has not completed after `deadline`: a dead or hung peer then ends every process instead of
+// leaving them blocked forever. MPI gives no way to cancel a blocking collective, so aborting
+// is the bounded outcome that exists.
+class MpiCommunicator final : public Communicator {
+ public:
+  static Result<std::unique_ptr<MpiCommunicator>> create(
+      const MpiSession& session, std::chrono::milliseconds deadline = std::chrono::seconds(60));
+  ~MpiCommunicator() override;
+  int rank() const override { return rank_; }
+  int size() const override { return size_; }
+  Status all_reduce_sum(float* data, int64_t n) override;
+  Status all_gather(const float* send, std::span<const int64_t> counts, float* recv) override;
+  Status broadcast(void* data, int64_t bytes, int root) override;
+  Status barrier() override;
+
+  struct Impl;
+
+ private:
+  explicit MpiCommunicator(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+  int rank_ = 0;
+  int size_ = 1;
+};
+#endif
+
+}  // namespace arc

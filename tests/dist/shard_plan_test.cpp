@@ -1,0 +1,175 @@
+// Shard plan without MPI: local sizes, tensor ranges, refusals, and the rewrite of a real
+// (generated) model checked against the bytes of its file.
+#include "arc/shard_plan.h"
+
+#include <gtest/gtest.h>
+
+#include <cstring>
+
+#include "model/test_util.h"
+
+namespace arc {
+namespace {
+
+DType f32_type(const TensorRef&) {
+  return DType::F32;
+}
+
+ModelConfig big_config() {  // shaped like a 64-head MoE model
+  ModelConfig c;
+  c.family = Family::kQwen3Moe;
+  c.ffn = FfnKind::kMoe;
+  c.n_layer = 1;
+  c.n_embd = 4096;
+  c.n_vocab = 151936;
+  c.n_head = 64;
+  c.n_kv_head = 4;
+  c.head_dim = 128;
+  c.n_expert = 128;
+  c.n_expert_used = 8;
+  c.n_ff_exp = 1536;
+  c.rot_dim = 128;
+  c.qk_norm = true;
+  return c;
+}
+
+TEST(ShardPlan, LocalSizesAndKvGroups) {
+  ModelConfig c = big_config();
+  for (int r = 0; r < 8; ++r) {
+    Result<ShardPlan> p = make_shard_plan(c, f32_type, 8, r);
+    ASSERT_TRUE(p.ok()) << p.status().to_string();
+    EXPECT_EQ(p->local.n_head, 8);
+    EXPECT_EQ(p->local.n_kv_head, 1);    // 4 KV heads over 8 ranks: each shared by two ranks
+    EXPECT_EQ(p->kv_head_begin, r / 2);  // q heads [8r, 8r+8) use kv head (8r)/16
+    EXPECT_EQ(p->local.n_ff_exp, 192);
+    EXPECT_EQ(p->vocab_begin[r + 1] - p->vocab_begin[r], r < 0 ? 0 : p->vocab_count());
+  }
+  Result<ShardPlan> p = make_shard_plan(c, f32_type, 3, 0);
+  ASSERT_FALSE(p.ok());
+  const std::string msg = p.status().to_string();
+  EXPECT_NE(msg.find("64 attention heads"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("1, 2, 4, 8"), std::string::npos) << msg;
+}
+
+TEST(ShardPlan, VocabRangesCoverEveryRowOnce) {
+  ModelConfig c = big_config();
+  c.n_vocab = 1001;  // uneven
+  int64_t next = 0;
+  for (int r = 0; r < 4; ++r) {
+    Result<ShardPlan> p = make_shard_plan(c, f32_type, 4, r);
+    ASSERT_TRUE(p.ok());
+    EXPECT_EQ(p->vocab_begin[r], next);
+    next += p->vocab_count();
+  }
+  EXPECT_EQ(next, 1001);
+}
+
+TEST(ShardPlan, QuantizationBlockBoundaryRefused) {
+  ModelConfig c = big_config();
+  c.n_ff_exp = 768;  // 384 per rank on 2 ranks: not a multiple of Q4_K's 256 values
+  auto q4k = [](const TensorRef&) { return DType::Q4_K; };
+  Result<ShardPlan> p = make_shard_plan(c, q4k, 2, 0);
+  ASSERT_FALSE(p.ok());
+  EXPECT_NE(p.status().to_string().find("256-value quantization block"), std::string::npos)
+      << p.status().to_string();
+  EXPECT_TRUE(make_shard_plan(c, f32_type, 2, 0).ok());  // F32 has no blocks
+}
+
+TEST(ShardPlan, TensorRanges) {
+  ModelConfig c = big_config();
+  ShardPlan p = *make_shard_plan(c, f32_type, 2, 1);
+  int checked = 0;
+  for_each_tensor(c, [&](const TensorRef& ref) {
+    if (ref.layer > 0) return;
+    TensorShard s = tensor_shard(p, ref);
+    const std::string n = ref.name;
+    if (n == "blk.0.attn_q.weight") {
+      EXPECT_FALSE(s.columns);
+      EXPECT_EQ(s.begin, 32 * 128);
+      EXPECT_EQ(s.count, 32 * 128);
+      ++checked;
+    } else if (n == "blk.0.attn_k.weight") {
+      EXPECT_EQ(s.begin, 2 * 128);
+      EXPECT_EQ(s.count, 2 * 128);
+      ++checked;
+    } else if (n == "blk.0.attn_output.weight") {
+      EXPECT_TRUE(s.columns);
+      EXPECT_EQ(s.begin, 4096);
+      ++checked;
+    } else if (n == "blk.0.ffn_down_exps.weight") {
+      EXPECT_TRUE(s.columns);
+      EXPECT_EQ(s.begin, 768);
+      EXPECT_EQ(s.count, 768);
+      ++checked;
+    } else if (n == "blk.0.ffn_gate_inp.weight" || n == "token_embd.weight") {
+      EXPECT_TRUE(s.whole);
+      ++checked;
+    }
+  });
+  EXPECT_EQ(checked, 6);
+}
+
+// The rewrite against the file: every split weight of rank r equals the corresponding rows or
+// columns of the whole tensor, read independently here from the GGUF image.
+TEST(ShardPlan, ShardedWeightsMatchTheFile) {
+  TestModelOptions o;
+  o.family = Family::kQwen2Moe;
+  o.type = "Q8_0";
+  o.n_ff_exp = 64;
+  o.n_ff_shexp = 64;
+  for (int rank = 0; rank < 2; ++rank) {
+    Result<testing::Engine> e = testing::make_engine(o);
+    ASSERT_TRUE(e.ok()) << e.status().to_string();
+    Model& m = *e->model;
+    const uint64_t whole = m.weight_bytes();
+    Result<ShardPlan> plan = make_shard_plan(m, 2, rank);
+    ASSERT_TRUE(plan.ok()) << plan.status().to_string();
+    Result<uint64_t> bytes = shard_model(m, *e->backend, *plan);
+    ASSERT_TRUE(bytes.ok()) << bytes.status().to_string();
+    uint64_t replicated = 0, split = 0;
+    const gguf::File& f = m.file();
+    for_each_tensor(plan->full, [&](const TensorRef& ref) {
+      const gguf::TensorInfo* t = f.find_tensor(ref.name);
+      (ref.spec->split == Split::kReplicated ? replicated : split) += t->n_bytes;
+      const Weight& w = m.layer(ref.layer < 0 ? 0 : ref.layer, ref.spec->role);
+      const Weight& wg = ref.layer < 0 ? m.global(ref.spec->role) : w;
+      const auto* file_data = f.tensor_data(*t).data();
+      const uint64_t frow = *dtype_row_bytes(t->type, t->shape[0]);
+      const int64_t n_rows = t->shape.size() > 1 ? t->shape[1] : 1;
+      const int64_t n_exp = t->shape.size() > 2 ? t->shape[2] : 1;
+      TensorShard s = tensor_shard(*plan, ref);
+      if (s.whole || t->shape.size() == 1) return;
+      const auto* got = static_cast<const uint8_t*>(wg.data);
+      const DTypeInfo* info = dtype_info(t->type);
+      for (int64_t x = 0; x < n_exp; ++x) {
+        if (!s.columns) {
+          ASSERT_EQ(std::memcmp(got + x * wg.slice_bytes, file_data + (x * n_rows + s.begin) * frow,
+                                s.count * frow),
+                    0)
+              << ref.name;
+        } else {
+          const size_t off = s.begin / info->block_elems * info->block_bytes;
+          for (int64_t r = 0; r < n_rows; ++r) {
+            ASSERT_EQ(std::memcmp(got + (x * n_rows + r) * wg.row_bytes,
+                                  file_data + (x * n_rows + r) * frow + off, wg.row_bytes),
+                      0)
+                << ref.name << " row " << r;
+          }
+        }
+      }
+    });
+    // Tied embeddings: the output head is this rank's share of token_embd's rows (259 rows:
+    // 129 on rank 0, 130 on rank 1).
+    const gguf::TensorInfo* emb = f.find_tensor("token_embd.weight");
+    const uint64_t emb_row = emb->n_bytes / static_cast<uint64_t>(emb->shape[1]);
+    EXPECT_EQ(plan->vocab_count(), rank == 0 ? 129 : 130);
+    EXPECT_EQ(whole, replicated + split);
+    EXPECT_EQ(*bytes, replicated + split / 2 + emb_row * plan->vocab_count()) << "rank " << rank;
+    EXPECT_EQ(m.config().n_head, 2);
+    EXPECT_EQ(m.config().n_kv_head, 1);
+    EXPECT_EQ(m.output().shape[1], plan->vocab_count());
+  }
+}
+
+}  // namespace
+}  // namespace arc
