@@ -80,7 +80,9 @@ TEST_F(Cli, BenchJsonAndErrors) {
   const std::string path = (dir_ / "m.gguf").string();
   std::string out;
   ASSERT_EQ(run_cmd("make-test-model --family llama --out " + path, out), 0) << out;
-  ASSERT_EQ(run_cmd("bench --model " + path + " -p 8 -n 4 -r 2 -t 1 --json --bandwidth-mib 64", out), 0) << out;
+  ASSERT_EQ(
+      run_cmd("bench --model " + path + " -p 8 -n 4 -r 2 -t 1 --json --bandwidth-mib 64", out), 0)
+      << out;
   auto j = nlohmann::json::parse(out, nullptr, false);
   ASSERT_FALSE(j.is_discarded()) << out;
   EXPECT_GT(j["decode_tokens_per_s"]["median"].get<double>(), 0.0);
