@@ -7,7 +7,8 @@
 //                "runtime": B, "reserve": B, "used": B, "usable": B, "headroom": B, "used_gib": x,
 //                "headroom_gib": x},
 //    "verdict": "fits" | "tight" | "does not fit", "reason": "...",
-//    "kv_known": bool, "kv_bytes_per_token": x, "kv_bytes_total": B, "max_context": n,
+//    "kv_known": bool, "kv_bytes_per_token": x, "kv_bytes_total": B, "max_context": n (0: none
+//    fits, -1: unknown),
 //    "max_context_capped": bool, "active_bytes_per_token": x, "read_bytes_per_box": x,
 //    "decode_ceiling_tok_s": x, "link_bytes_per_token": x, "link_utilisation": x,
 //    "by_boxes": [{"boxes": n, "per_box": {...}, "verdict": "...", "max_context": n,
