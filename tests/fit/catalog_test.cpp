@@ -127,3 +127,31 @@ TEST(FitCatalog, BuiltInPaths) {
 
 }  // namespace
 }  // namespace arc::catalog
+
+#include "arc/fit_json.h"
+
+namespace arc::catalog {
+namespace {
+
+TEST(FitCatalog, JsonListsModelsBuildsAndSources) {
+  auto c = load_catalog(ARC_CATALOG_FILE);
+  ASSERT_TRUE(c.ok()) << c.status().to_string();
+  nlohmann::json j = to_json(*c);
+  ASSERT_EQ(j["models"].size(), c->models.size());
+  const Model* m = c->find("deepseek-v4.1-flash-1017");
+  ASSERT_NE(m, nullptr);
+  const size_t i = static_cast<size_t>(m - c->models.data());
+  const nlohmann::json& jm = j["models"][i];
+  EXPECT_EQ(jm["id"], m->id);
+  EXPECT_EQ(jm["builds"].size(), m->builds.size());
+  EXPECT_EQ(jm["builds"][0]["weights"]["unit"], m->builds[0].weights->unit);
+  EXPECT_DOUBLE_EQ(jm["builds"][0]["weights"]["bytes"].get<double>(),
+                   m->builds[0].weights->bytes());
+  EXPECT_FALSE(jm["sources"].empty());
+  const Model* v3 = c->find("deepseek-v3");
+  ASSERT_NE(v3, nullptr);
+  EXPECT_EQ(j["models"][static_cast<size_t>(v3 - c->models.data())]["arch"]["attention"], "mla");
+}
+
+}  // namespace
+}  // namespace arc::catalog

@@ -17,11 +17,13 @@
 
 #include <nlohmann/json.hpp>
 
+#include "arc/catalog.h"
 #include "arc/fit.h"
 #include "arc/status.h"
 
 namespace arc::fit {
 
+nlohmann::json to_json(const Architecture& a);
 nlohmann::json to_json(const ModelSpec& m);
 nlohmann::json to_json(const Cluster& c);
 nlohmann::json to_json(const Workload& w);
@@ -33,3 +35,11 @@ Result<Cluster> cluster_from_json(const nlohmann::json& j, const Cluster& defaul
 Result<Workload> workload_from_json(const nlohmann::json& j, const Workload& defaults = {});
 
 }  // namespace arc::fit
+
+namespace arc::catalog {
+
+// The catalog as the app and GET/POST handlers show it: every model with its builds, published
+// figures and sources (same field names as models.json, arch numbers as the calculator reads them).
+nlohmann::json to_json(const Catalog& c);
+
+}  // namespace arc::catalog
