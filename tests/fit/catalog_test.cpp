@@ -155,3 +155,33 @@ TEST(FitCatalog, JsonListsModelsBuildsAndSources) {
 
 }  // namespace
 }  // namespace arc::catalog
+
+namespace arc::catalog {
+namespace {
+
+// Every prefix of a valid catalog, and every single-byte corruption, is an error or a valid
+// catalog; never a crash (the app loads catalogs users edit by hand).
+TEST(FitCatalog, TruncatedAndCorruptedTextNeverCrashes) {
+  const std::string good = kMinimal;
+  for (size_t n = 0; n < good.size(); ++n) {
+    auto c = parse_catalog(std::string_view(good).substr(0, n), "cut.json");
+    EXPECT_FALSE(c.ok()) << n;
+  }
+  for (size_t i = 0; i < good.size(); ++i) {
+    for (char ch : {'0', '-', '"', '}', 'x'}) {
+      std::string bad = good;
+      bad[i] = ch;
+      auto c = parse_catalog(bad, "bad.json");
+      if (c.ok()) {
+        for (const Model& m : c->models) {
+          for (const Build& b : m.builds) (void)model_spec(m, b);
+        }
+      } else {
+        EXPECT_FALSE(c.status().message().empty());
+      }
+    }
+  }
+}
+
+}  // namespace
+}  // namespace arc::catalog
