@@ -245,8 +245,8 @@ Result<Report> compute(const ModelSpec& model, const Cluster& cluster, const Wor
   r.warnings = model.notes;
   if (!r.kv_known) {
     r.warnings.push_back(
-        "the KV cache layout of this model is not published: KV is counted as 0, "
-        "so the verdict covers weights, runtime and reserve only");
+        "the KV cache layout of this model is unknown (not published, or not in the file's "
+        "metadata): KV is counted as 0, so the verdict covers weights, runtime and reserve only");
   }
   if (a.hidden <= 0) r.warnings.push_back("hidden size unknown: workspaces not estimated");
   if (a.layers <= 0 || a.hidden <= 0) {
