@@ -9,6 +9,8 @@
 #include "arc/forward.h"
 #include "arc/mem_bandwidth.h"
 #include "arc/thread_pool.h"
+#include "arc/tp_runtime.h"
+#include "arc/tp_session.h"
 #include "commands.h"
 #include "sched/sampler.h"
 
@@ -23,6 +25,7 @@ struct BenchOpts {
   int threads = 0;
   bool json = false;
   int bandwidth_mib = 1024;  // buffer of the bandwidth measurement: far beyond the caches
+  int tp = 1;                // tensor-parallel ranks (mpirun -np N)
 };
 
 struct Stats {
@@ -61,6 +64,12 @@ int run_bench(const BenchOpts& o) {
     std::fprintf(stderr, "error: %s\n", model.status().to_string().c_str());
     return 1;
   }
+  auto tp_rt = TpRuntime::start(o.tp, **model, *backend);
+  if (!tp_rt.ok()) {
+    std::fprintf(stderr, "error: %s\n", tp_rt.status().to_string().c_str());
+    return 1;
+  }
+  Communicator& comm = (*tp_rt)->comm();
   const ModelConfig& c = (*model)->config();
   const int64_t block = 16;
   const int64_t ctx = o.n_prompt + o.n_gen + 8;
@@ -72,6 +81,18 @@ int run_bench(const BenchOpts& o) {
     return 1;
   }
   ForwardExecutor exec(**model, *backend, **kv);
+  exec.set_tensor_parallel((*tp_rt)->tp_comm(), (*tp_rt)->plan().vocab_begin);
+  TpDriver drv(comm, exec, **kv);
+  if (comm.rank() != 0) {  // workers replay rank 0's steps
+    Status s = drv.worker_loop();
+    if (!s.ok()) std::fprintf(stderr, "error: %s\n", s.to_string().c_str());
+    return s.ok() ? 0 : 1;
+  }
+  struct StopWorkers {  // every return below releases the workers
+    TpDriver& d;
+    ~StopWorkers() { (void)d.stop(); }
+  } stop_workers{drv};
+  CommStats dec_comm;  // all-reduce traffic of the measured decode steps
 
   std::vector<int32_t> prompt(static_cast<size_t>(o.n_prompt));
   for (size_t i = 0; i < prompt.size(); ++i) {
@@ -79,22 +100,27 @@ int run_bench(const BenchOpts& o) {
   }
   // One run: prefill the prompt, then decode n_gen tokens greedily. Returns seconds of each.
   auto one = [&](int n_gen, double& t_pre, double& t_dec) -> Status {
-    const int32_t seq = (*kv)->add_sequence();
-    ARC_RETURN_IF_ERROR((*kv)->reserve(seq, o.n_prompt + n_gen));
+    ARC_ASSIGN_OR_RETURN(const int32_t seq, drv.add_sequence());
+    ARC_RETURN_IF_ERROR(drv.reserve(seq, o.n_prompt + n_gen));
     std::vector<int32_t> pos(prompt.size()), seqs(prompt.size(), seq);
     std::iota(pos.begin(), pos.end(), 0);
     auto t0 = std::chrono::steady_clock::now();
-    ARC_ASSIGN_OR_RETURN(auto logits, exec.run({prompt, pos, seqs, {}}));
+    ARC_ASSIGN_OR_RETURN(auto logits, drv.step({prompt, pos, seqs, {}}));
     auto t1 = std::chrono::steady_clock::now();
+    const CommStats c1 = comm.stats();
     int32_t tok = argmax(logits);
     for (int i = 0; i < n_gen; ++i) {
       const int32_t p = o.n_prompt + i;
       ARC_ASSIGN_OR_RETURN(
-          logits, exec.run({std::span(&tok, 1), std::span(&p, 1), std::span(&seq, 1), {}}));
+          logits, drv.step({std::span(&tok, 1), std::span(&p, 1), std::span(&seq, 1), {}}));
       tok = argmax(logits);
     }
     auto t2 = std::chrono::steady_clock::now();
-    (*kv)->free_sequence(seq);
+    const CommStats c2 = comm.stats();
+    dec_comm.all_reduce_calls += c2.all_reduce_calls - c1.all_reduce_calls;
+    dec_comm.all_reduce_bytes += c2.all_reduce_bytes - c1.all_reduce_bytes;
+    dec_comm.all_reduce_seconds += c2.all_reduce_seconds - c1.all_reduce_seconds;
+    ARC_RETURN_IF_ERROR(drv.free_sequence(seq));
     t_pre = std::chrono::duration<double>(t1 - t0).count();
     t_dec = std::chrono::duration<double>(t2 - t1).count();
     return ok_status();
@@ -106,6 +132,7 @@ int run_bench(const BenchOpts& o) {
     return 1;
   }
   std::vector<double> pre_tps, dec_tps;
+  dec_comm = {};
   for (int r = 0; r < o.repeats; ++r) {
     if (Status s = one(o.n_gen, tp, td); !s.ok()) {
       std::fprintf(stderr, "error: %s\n", s.to_string().c_str());
@@ -125,6 +152,11 @@ int run_bench(const BenchOpts& o) {
   const double attn_flops =
       2.0 * 2.0 * static_cast<double>(c.n_layer * c.q_dim()) * (o.n_prompt + 1) / 2.0;
   const double gflops = (flops + attn_flops) * pre.median / 1e9;
+  // Per decoded token over the measured repeats (rank 0's view; every rank sends the same).
+  const double dec_tokens = static_cast<double>(o.n_gen) * o.repeats;
+  const double ar_bytes_tok = dec_tokens > 0 ? dec_comm.all_reduce_bytes / dec_tokens : 0;
+  const double ar_ms_tok = dec_tokens > 0 ? 1e3 * dec_comm.all_reduce_seconds / dec_tokens : 0;
+  const double ar_calls_tok = dec_tokens > 0 ? dec_comm.all_reduce_calls / dec_tokens : 0;
 
   if (o.json) {
     nlohmann::json j = {
@@ -141,7 +173,14 @@ int run_bench(const BenchOpts& o) {
         {"memory_read_gb_per_s", mem_bw / 1e9},
         {"decode_bandwidth_fraction", achieved / mem_bw},
         {"prefill_gflop_per_s", gflops},
+        {"tp", comm.size()},
+        {"rank0_weight_bytes", (*tp_rt)->rank_weight_bytes()},
     };
+    if (comm.size() > 1) {
+      j["decode_all_reduce"] = {{"calls_per_token", ar_calls_tok},
+                                {"bytes_per_token", ar_bytes_tok},
+                                {"ms_per_token", ar_ms_tok}};
+    }
     std::printf("%s\n", j.dump(2).c_str());
   } else {
     std::printf("model            %s (%s, %.1f MiB of weights)\n", o.model.c_str(),
@@ -156,6 +195,12 @@ int run_bench(const BenchOpts& o) {
                 bytes_tok / (1 << 20), static_cast<long long>(c.n_expert_used));
     std::printf("decode bandwidth %.2f GB/s = %.0f%% of measured memory read %.2f GB/s\n",
                 achieved / 1e9, 100.0 * achieved / mem_bw, mem_bw / 1e9);
+    if (comm.size() > 1) {
+      std::printf("tensor parallel  %d ranks, rank 0 holds %.1f MiB of weights\n", comm.size(),
+                  static_cast<double>((*tp_rt)->rank_weight_bytes()) / (1 << 20));
+      std::printf("all-reduce       %.0f calls, %.1f KiB, %.3f ms per decoded token\n",
+                  ar_calls_tok, ar_bytes_tok / 1024, ar_ms_tok);
+    }
   }
   return 0;
 }
@@ -177,6 +222,9 @@ void add_bench_command(CLI::App& app, CliContext& ctx) {
       ->check(CLI::Range(1, 1000));
   cmd->add_option("-t,--threads", o->threads, "threads (0: all CPUs)")->capture_default_str();
   cmd->add_flag("--json", o->json, "machine-readable output");
+  cmd->add_option("--tp", o->tp, "tensor-parallel ranks (run under mpirun -np N)")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 64));
   cmd->add_option("--bandwidth-mib", o->bandwidth_mib,
                   "buffer for the memory-bandwidth measurement")
       ->capture_default_str()

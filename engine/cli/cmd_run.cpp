@@ -8,6 +8,8 @@
 #include <sstream>
 
 #include "arc/forward.h"
+#include "arc/tp_runtime.h"
+#include "arc/tp_session.h"
 #include "commands.h"
 #include "sched/sampler.h"
 
@@ -33,6 +35,7 @@ struct RunOpts {
   bool json = false;
   int logprobs = 0;
   int threads = 0;
+  int tp = 1;  // tensor-parallel ranks (mpirun -np N)
 };
 
 Result<std::vector<int32_t>> parse_ids(const std::string& s) {
@@ -62,6 +65,9 @@ int run(RunOpts o) {
   auto backend = make_cpu_backend(o.threads);
   auto model = Model::load(o.model, *backend);
   if (!model.ok()) return fail(model.status());
+  // With --tp N the model becomes this rank's shard (config included) before the KV cache.
+  auto tp = TpRuntime::start(o.tp, **model, *backend);
+  if (!tp.ok()) return fail(tp.status());
   const ModelConfig& c = (*model)->config();
 
   std::vector<int32_t> prompt;
@@ -122,8 +128,20 @@ int run(RunOpts o) {
       *backend, {c.n_layer, c.n_kv_head, c.head_dim, block, (ctx + block - 1) / block, DType::F16});
   if (!kv.ok()) return fail(kv.status());
   ForwardExecutor exec(**model, *backend, **kv);
-  const int32_t seq = (*kv)->add_sequence();
-  if (Status s = (*kv)->reserve(seq, ctx); !s.ok()) return fail(s);
+  exec.set_tensor_parallel((*tp)->tp_comm(), (*tp)->plan().vocab_begin);
+  TpDriver drv((*tp)->comm(), exec, **kv);
+  if ((*tp)->rank() != 0) {  // workers replay rank 0's steps
+    Status s = drv.worker_loop();
+    return s.ok() ? 0 : fail(s);
+  }
+  struct StopWorkers {  // every return below releases the workers
+    TpDriver& d;
+    ~StopWorkers() { (void)d.stop(); }
+  } stop_workers{drv};
+  auto seq_r = drv.add_sequence();
+  if (!seq_r.ok()) return fail(seq_r.status());
+  const int32_t seq = *seq_r;
+  if (Status s = drv.reserve(seq, ctx); !s.ok()) return fail(s);
 
   Sampler sampler(o.sampling);
 #ifdef ARC_RUN_HAS_TOKENIZER
@@ -135,7 +153,7 @@ int run(RunOpts o) {
   std::string text;
   std::vector<int32_t> pos(prompt.size()), seqs(prompt.size(), seq);
   std::iota(pos.begin(), pos.end(), 0);
-  auto logits = exec.run({prompt, pos, seqs, {}});
+  auto logits = drv.step({prompt, pos, seqs, {}});
   for (int i = 0; i < o.max_tokens; ++i) {
     if (!logits.ok()) return fail(logits.status());
     const int32_t id = sampler.sample(*logits);
@@ -164,7 +182,7 @@ int run(RunOpts o) {
 #endif
     if (stop || i + 1 == o.max_tokens) break;
     const int32_t p = static_cast<int32_t>(prompt.size()) + i;
-    logits = exec.run({std::span(&id, 1), std::span(&p, 1), std::span(&seq, 1), {}});
+    logits = drv.step({std::span(&id, 1), std::span(&p, 1), std::span(&seq, 1), {}});
   }
 #ifdef ARC_RUN_HAS_TOKENIZER
   if (detok) {
@@ -206,6 +224,9 @@ void add_run_command(CLI::App& app, CliContext& ctx) {
   cmd->add_option("--logprobs", o->logprobs, "top-N log-probabilities per step (with --json)")
       ->check(CLI::Range(0, 100));
   cmd->add_option("-t,--threads", o->threads, "threads (0: all CPUs)")->capture_default_str();
+  cmd->add_option("--tp", o->tp, "tensor-parallel ranks (run under mpirun -np N)")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 64));
   cmd->callback([o, p, chat, ids, &ctx] {
     if (p->count() == 0 && ids->count() == 0 && chat->count() == 0) {
       std::fprintf(stderr, "error: give --prompt TEXT, --prompt-ids, or --chat\n");

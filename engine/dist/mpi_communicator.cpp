@@ -164,6 +164,13 @@ Status MpiCommunicator::broadcast(void* data, int64_t bytes, int root) {
   });
 }
 
+Status MpiCommunicator::broadcast_no_deadline(void* data, int64_t bytes, int root) {
+  if (bytes > INT32_MAX) return invalid_argument("broadcast: more than 2 GiB");
+  int rc = MPI_Bcast(data, static_cast<int>(bytes), MPI_BYTE, root, impl_->comm);
+  if (rc != MPI_SUCCESS) return unavailable("MPI_Bcast failed: " + mpi_error(rc));
+  return ok_status();
+}
+
 Status MpiCommunicator::barrier() {
   return impl_->guarded("MPI_Barrier", [&] { return MPI_Barrier(impl_->comm); });
 }

@@ -74,7 +74,7 @@ Status TpDriver::worker_loop() {
   auto log = logger("dist");
   for (;;) {
     Header h;
-    ARC_RETURN_IF_ERROR(comm_.broadcast(&h, sizeof(h), 0).with_context("worker"));
+    ARC_RETURN_IF_ERROR(comm_.broadcast_no_deadline(&h, sizeof(h), 0).with_context("worker"));
     std::vector<int32_t> p(static_cast<size_t>(h.n_rows));
     if (!p.empty()) {
       ARC_RETURN_IF_ERROR(comm_.broadcast(p.data(), static_cast<int64_t>(p.size() * 4), 0));

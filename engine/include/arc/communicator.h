@@ -33,6 +33,11 @@ class Communicator {
   virtual Status all_gather(const float* send, std::span<const int64_t> counts, float* recv) = 0;
   // Copies `bytes` of `data` from `root` to every rank (control messages: batch descriptions).
   virtual Status broadcast(void* data, int64_t bytes, int root) = 0;
+  // The same without a deadline: an idle worker waiting for rank 0's next message (a server
+  // may stay idle for hours).
+  virtual Status broadcast_no_deadline(void* data, int64_t bytes, int root) {
+    return broadcast(data, bytes, root);
+  }
   virtual Status barrier() = 0;
   const CommStats& stats() const { return stats_; }
   void reset_stats() { stats_ = {}; }
@@ -83,6 +88,7 @@ class MpiCommunicator final : public Communicator {
   Status all_reduce_sum(float* data, int64_t n) override;
   Status all_gather(const float* send, std::span<const int64_t> counts, float* recv) override;
   Status broadcast(void* data, int64_t bytes, int root) override;
+  Status broadcast_no_deadline(void* data, int64_t bytes, int root) override;
   Status barrier() override;
 
   struct Impl;
