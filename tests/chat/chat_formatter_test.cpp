@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 
 #include "arc/chat_template.h"
+#include "arc/gguf.h"
 
 namespace {
 
@@ -164,6 +165,73 @@ TEST(ChatTemplateCli, PrintsExactlyTheRenderedPrompt) {
             &status);
   EXPECT_NE(status, 0);
   EXPECT_NE(out.find("not valid JSON"), std::string::npos) << out;
+  fs::remove_all(tmp);
+}
+
+}  // namespace
+
+namespace {
+
+// A GGUF carrying the Qwen3 fixture template, with BOS/EOS given by id into the token list.
+fs::path write_template_gguf(const fs::path& dir) {
+  arc::gguf::Writer w;
+  w.set("general.architecture", arc::gguf::Value::str("qwen3"));
+  w.set("tokenizer.chat_template",
+        arc::gguf::Value::str(read_file(fs::path(ARC_TEST_DATA_DIR) / "chat_templates" / "qwen3" /
+                                        "chat_template.jinja")));
+  arc::gguf::Array toks;
+  toks.elem_type = arc::gguf::ValueType::kString;
+  for (const char* t : {"a", "<|endoftext|>", "<|im_end|>"})
+    toks.items.push_back(arc::gguf::Value::str(t));
+  w.set("tokenizer.ggml.tokens", arc::gguf::Value::array(std::move(toks)));
+  w.set("tokenizer.ggml.bos_token_id", arc::gguf::Value::u32(1));
+  w.set("tokenizer.ggml.eos_token_id", arc::gguf::Value::u32(2));
+  fs::path p = dir / "tpl.gguf";
+  EXPECT_TRUE(w.write(p.string()).ok());
+  return p;
+}
+
+TEST(ChatFormatter, FromGgufMetadata) {
+  fs::path tmp = fs::temp_directory_path() / ("arc_chat_gguf_" + std::to_string(::getpid()));
+  fs::create_directories(tmp);
+  fs::path model = write_template_gguf(tmp);
+  auto file = arc::gguf::File::open(model.string());
+  ASSERT_TRUE(file.ok()) << file.status().to_string();
+  auto f = arc::ChatFormatter::from_gguf(*file);
+  ASSERT_TRUE(f.ok()) << f.status().to_string();
+  EXPECT_EQ(f->bos_token(), "<|endoftext|>");
+  EXPECT_EQ(f->eos_token(), "<|im_end|>");
+  const json cases = json::parse(
+      read_file(fs::path(ARC_TEST_DATA_DIR) / "chat_templates" / "qwen3" / "cases.json"));
+  const json& c = cases["cases"][0];
+  auto m = arc::chat_messages_from_json(c["context"]["messages"]);
+  ASSERT_TRUE(m.ok());
+  arc::ChatFormatOptions opt;
+  opt.add_generation_prompt = c["context"]["add_generation_prompt"].get<bool>();
+  auto out = f->format(*m, opt);
+  ASSERT_TRUE(out.ok());
+  EXPECT_EQ(*out, c["rendered"].get<std::string>());
+
+  fs::path bin = fs::path(ARC_BIN_DIR) / "arclight-engine";
+  if (fs::exists(bin)) {
+    std::ofstream(tmp / "messages.json") << c["context"]["messages"].dump();
+    int status = -1;
+    std::string cli = run(bin.string() + " chat-template --model " + model.string() +
+                              " --messages @" + (tmp / "messages.json").string() +
+                              (opt.add_generation_prompt ? " --add-generation-prompt" : ""),
+                          &status);
+    EXPECT_EQ(status, 0);
+    EXPECT_EQ(cli, c["rendered"].get<std::string>());
+  }
+
+  arc::gguf::Writer bare;
+  bare.set("general.architecture", arc::gguf::Value::str("qwen3"));
+  ASSERT_TRUE(bare.write((tmp / "bare.gguf").string()).ok());
+  auto bare_file = arc::gguf::File::open((tmp / "bare.gguf").string());
+  ASSERT_TRUE(bare_file.ok());
+  auto none = arc::ChatFormatter::from_gguf(*bare_file);
+  ASSERT_FALSE(none.ok());
+  EXPECT_EQ(none.status().code(), arc::StatusCode::kNotFound);
   fs::remove_all(tmp);
 }
 
