@@ -165,6 +165,11 @@ void Tokenizer::Impl::merges_from_scores() {
 }
 
 void Tokenizer::Impl::encode_word(std::string_view word, std::vector<TokenId>& out) const {
+  // One byte (spaces, punctuation, single digits) is always its byte token: no cache needed.
+  if (word.size() == 1 && model == TokenizerModel::kByteLevelBpe) {
+    out.push_back(byte_token[uint8_t(word[0])]);
+    return;
+  }
   const bool cacheable = word.size() <= kMaxCachedWord;
   if (cacheable && cache.get(word, out)) return;
   std::vector<TokenId> ids;
