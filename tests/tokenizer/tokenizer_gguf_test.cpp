@@ -145,3 +145,49 @@ TEST(TokenizerGguf, MalformedMetadataErrors) {
 
 }  // namespace
 }  // namespace arc
+
+namespace arc {
+namespace {
+
+// A GGUF file on disk: the reader opens it, and `arclight-engine tokenize --model` prints the
+// reference ids.
+TEST(TokenizerGguf, FileOnDiskAndTokenizeCommand) {
+  if (!test::have_tokenizer_fixtures()) {
+    GTEST_SKIP() << "shared fixtures not found at " << test::tokenizer_fixture_dir();
+  }
+  const Tokenizer* json_tok = test::fixture_tokenizer("qwen3");
+  ASSERT_NE(json_tok, nullptr);
+  gguf::Writer w;
+  w.set("general.architecture", gguf::Value::str("qwen3"));
+  ASSERT_TRUE(json_tok->write_gguf_metadata(w).ok());
+  const std::string path = ::testing::TempDir() + "arc_tokenizer_qwen3.gguf";
+  ASSERT_TRUE(w.write(path).ok());
+  auto file = gguf::File::open(path);
+  ASSERT_TRUE(file.ok()) << file.status().to_string();
+  auto tok = Tokenizer::from_gguf(*file);
+  ASSERT_TRUE(tok.ok()) << tok.status().to_string();
+  auto ids = tok->encode("Hello, world!");
+  ASSERT_TRUE(ids.ok());
+  // The reference ids of fixture case 0 ("Hello, world!").
+  const auto want = test::fixture_cases("qwen3")[0]["ids"].get<std::vector<TokenId>>();
+  EXPECT_EQ(*ids, want);
+
+  const std::string cli = std::string(ARC_BIN_DIR) + "/arclight-engine";
+  if (std::filesystem::exists(cli)) {
+    std::string cmd = cli + " tokenize --json --model " + path + " 'Hello, world!'";
+    FILE* p = popen(cmd.c_str(), "r");
+    ASSERT_NE(p, nullptr);
+    std::string out;
+    char buf[4096];
+    while (size_t n = fread(buf, 1, sizeof(buf), p)) out.append(buf, n);
+    EXPECT_EQ(pclose(p), 0) << out;
+    auto j = nlohmann::json::parse(out, nullptr, false);
+    ASSERT_FALSE(j.is_discarded()) << out;
+    EXPECT_EQ(j["ids"].get<std::vector<TokenId>>(), want);
+    EXPECT_EQ(j["pieces"][0], "Hello");
+  }
+  std::filesystem::remove(path);
+}
+
+}  // namespace
+}  // namespace arc
