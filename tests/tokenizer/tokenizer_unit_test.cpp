@@ -96,3 +96,21 @@ TEST(TokenizerUnit, Utf8SanitizeFollowsWhatwg) {
 
 }  // namespace
 }  // namespace arc
+
+namespace arc {
+namespace {
+
+// Megabyte-long runs (one giant word, one giant whitespace run) neither fail nor take long.
+TEST(TokenizerUnit, HugeRunsOfOneCharacterClass) {
+  auto t = Tokenizer::from_json(test::tiny_byte_level_json());
+  ASSERT_TRUE(t.ok());
+  for (std::string text :
+       {std::string(1 << 20, 'a'), std::string(1 << 20, ' ') + "x", std::string(1 << 19, '\n')}) {
+    auto ids = t->encode(text);
+    ASSERT_TRUE(ids.ok()) << ids.status().to_string();
+    EXPECT_EQ(t->decode(*ids), text);
+  }
+}
+
+}  // namespace
+}  // namespace arc
