@@ -131,6 +131,22 @@ TEST(TokenizerGguf, MalformedMetadataErrors) {
       {"tokenizer.ggml.pre", gguf::Value::str("qwen2")}};
   auto good = from_metadata(ok, bytes);
   ASSERT_TRUE(good.ok()) << good.status().to_string();
+  // Pieces that are not valid UTF-8, and a byte token that is not <0xNN>, load without harm.
+  auto odd = ok;
+  auto odd_toks = toks;
+  odd_toks.push_back("\xF0\x9F");
+  odd_toks.push_back("<0xZZ>");
+  odd[1].second = strings(odd_toks);
+  gguf::Array odd_types{gguf::ValueType::kInt32, {}};
+  for (size_t i = 0; i < odd_toks.size(); ++i) {
+    odd_types.items.push_back(gguf::Value::i32(i + 1 == odd_toks.size() ? 6 : 1));
+  }
+  odd.push_back({"tokenizer.ggml.token_type", gguf::Value::array(std::move(odd_types))});
+  auto odd_tok = from_metadata(odd, bytes);
+  ASSERT_TRUE(odd_tok.ok()) << odd_tok.status().to_string();
+  EXPECT_EQ(odd_tok->decode(std::vector<TokenId>{256, 'a'}),
+            "\xEF\xBF\xBD"
+            "a");
   auto bad = ok;
   bad[3].second = gguf::Value::str("mystery-pre");
   expect(bad, StatusCode::kUnimplemented, "mystery-pre");

@@ -114,3 +114,34 @@ TEST(TokenizerUnit, HugeRunsOfOneCharacterClass) {
 
 }  // namespace
 }  // namespace arc
+
+#include <thread>
+
+namespace arc {
+namespace {
+
+// One tokenizer shared by threads (the word cache is the shared state) gives the same ids.
+TEST(TokenizerUnit, ConcurrentEncodeAgrees) {
+  auto t = Tokenizer::from_json(test::tiny_byte_level_json());
+  ASSERT_TRUE(t.ok());
+  const std::vector<std::string> texts = {"hello world hell", "well, hello there",
+                                          "wow \xC3\xA9t\xC3\xA9 hello", "<|end|> hello<tool>"};
+  std::vector<std::vector<TokenId>> want;
+  for (const auto& s : texts) want.push_back(*t->encode(s));
+  std::vector<std::thread> threads;
+  std::vector<int> mismatches(4, 0);
+  for (int k = 0; k < 4; ++k) {
+    threads.emplace_back([&, k] {
+      for (int rep = 0; rep < 300; ++rep) {
+        size_t i = size_t(rep + k) % texts.size();
+        auto ids = t->encode(texts[i]);
+        if (!ids.ok() || *ids != want[i]) ++mismatches[size_t(k)];
+      }
+    });
+  }
+  for (auto& th : threads) th.join();
+  for (int m : mismatches) EXPECT_EQ(m, 0);
+}
+
+}  // namespace
+}  // namespace arc
