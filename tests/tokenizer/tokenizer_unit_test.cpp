@@ -1,6 +1,8 @@
 // Encoding rules on small hand-made vocabularies (expected ids worked out by hand).
 #include <gtest/gtest.h>
 
+#include <thread>
+
 #include "arc/tokenizer.h"
 #include "tiny_tokenizers.h"
 
@@ -115,7 +117,6 @@ TEST(TokenizerUnit, HugeRunsOfOneCharacterClass) {
 }  // namespace
 }  // namespace arc
 
-#include <thread>
 
 namespace arc {
 namespace {
