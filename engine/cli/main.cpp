@@ -24,6 +24,7 @@ int main(int argc, char** argv) {
   arc::cli::add_fit_command(app, ctx);
   arc::cli::add_inspect_command(app, ctx);
   arc::cli::add_chat_template_command(app, ctx);
+  arc::cli::add_tokenize_command(app, ctx);
 
   try {
     app.parse(argc, argv);
