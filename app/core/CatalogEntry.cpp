@@ -53,6 +53,25 @@ QString sourceOf(const QJsonValue& v) {
   return s;
 }
 
+void appendSpeeds(QList<PublishedSpeed> &out, const QJsonValue &speeds, const QString &build) {
+  for (const QJsonValue &sv : speeds.toArray()) {
+    const QJsonObject s = sv.toObject();
+    PublishedSpeed ps;
+    ps.tokensPerSec =
+        pick(s, {"tok_s", "tokens_per_s", "decode_tokens_per_s", "tps", "value"}).toDouble();
+    ps.source = sourceOf(pick(s, {"source", "sources"}));
+    QStringList what;
+    if (!build.isEmpty()) what << build;
+    for (const char *k : {"what", "kind", "setup", "build", "quant", "engine", "hardware"})
+      if (s.value(QLatin1String(k)).isString()) what << s.value(QLatin1String(k)).toString();
+    if (s.value(QLatin1String("boxes")).isDouble())
+      what << QCoreApplication::translate("CatalogEntry", "%n box(es)", nullptr,
+                                          s.value(QLatin1String("boxes")).toInt());
+    ps.what = what.join(QStringLiteral(", "));
+    out.append(ps);
+  }
+}
+
 }  // namespace
 
 qint64 CatalogEntry::sizeBytes() const {
@@ -88,20 +107,31 @@ CatalogEntry CatalogEntry::fromCatalogJson(const QJsonObject& o) {
     cb.sizeBytes = bytesOf(b);
     e.builds.append(cb);
   }
-  const QJsonValue speeds = pick(o, {"speeds", "published_speeds", "measurements"});
-  for (const QJsonValue& sv : speeds.toArray()) {
-    const QJsonObject s = sv.toObject();
-    PublishedSpeed ps;
-    ps.tokensPerSec = pick(s, {"tokens_per_s", "decode_tokens_per_s", "tps", "value"}).toDouble();
-    ps.source = sourceOf(pick(s, {"source", "sources"}));
-    QStringList what;
-    for (const char* k : {"kind", "what", "setup", "build", "quant", "hardware"})
-      if (s.value(QLatin1String(k)).isString()) what << s.value(QLatin1String(k)).toString();
-    if (s.value(QLatin1String("boxes")).isDouble())
-      what << QCoreApplication::translate("CatalogEntry", "%n box(es)", nullptr,
-                                          s.value(QLatin1String("boxes")).toInt());
-    ps.what = what.join(QStringLiteral(", "));
-    e.speeds.append(ps);
+  appendSpeeds(e.speeds, pick(o, {"speeds", "published_speeds", "measurements"}), QString());
+  for (const QJsonValue &bv : builds.toArray())
+    appendSpeeds(e.speeds, bv.toObject().value(QLatin1String("speeds")),
+                 pick(bv.toObject(), {"name", "quant"}).toString());
+  // The catalog's "arch" object: a one-line summary of what the fit calculator uses.
+  const QJsonObject a = o.value(QLatin1String("arch")).toObject();
+  if (!a.isEmpty() && e.architecture == e.family) {
+    QStringList parts;
+    if (!e.family.isEmpty()) parts << e.family;
+    if (a.value(QLatin1String("layers")).toInteger() > 0)
+      parts << QCoreApplication::translate("CatalogEntry", "%1 layers")
+                   .arg(a.value(QLatin1String("layers")).toInteger());
+    if (a.value(QLatin1String("hidden")).toInteger() > 0)
+      parts << QCoreApplication::translate("CatalogEntry", "hidden %1")
+                   .arg(a.value(QLatin1String("hidden")).toInteger());
+    const QString att = a.value(QLatin1String("attention")).toString();
+    if (att == QLatin1String("gqa"))
+      parts << QCoreApplication::translate("CatalogEntry", "GQA, %1 KV heads")
+                   .arg(a.value(QLatin1String("kv_heads")).toInteger());
+    else if (att == QLatin1String("mla"))
+      parts << QCoreApplication::translate("CatalogEntry", "MLA attention");
+    else
+      parts << QCoreApplication::translate("CatalogEntry", "KV layout not published");
+    e.architecture = parts.join(QStringLiteral(", "));
+    if (e.contextLength <= 0) e.contextLength = a.value(QLatin1String("max_context")).toInteger();
   }
   return e;
 }

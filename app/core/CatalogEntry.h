@@ -7,7 +7,12 @@
 #include <QList>
 #include <QString>
 
+#include <memory>
+
 namespace arc::app {
+
+// The fit library's view of an entry (one model spec per build); defined in FitBackend.cpp.
+struct FitModel;
 
 struct CatalogBuild {
   QString name;  // quantization, e.g. "Q4_K_M", "MXFP4"

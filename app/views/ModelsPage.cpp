@@ -273,10 +273,16 @@ bool ModelsPage::loadCatalog(const QString& path) {
   QFile f(path);
   QString error;
   QList<CatalogEntry> entries;
-  if (!f.open(QIODevice::ReadOnly))
+  if (!f.open(QIODevice::ReadOnly)) {
     error = tr("The model catalog is not part of this build (%1).").arg(path);
-  else
-    entries = parseCatalog(f.readAll(), &error);
+  } else {
+    const QByteArray json = f.readAll();
+    entries = parseCatalog(json, &error);
+    if (error.isEmpty()) {
+      const QString fitError = FitController::attachFitModels(entries, json);
+      if (!fitError.isEmpty()) error = tr("The fit calculator cannot read the catalog: %1").arg(fitError);
+    }
+  }
   m_catalog->setEntries(entries);
   m_catalogMessage->setVisible(!error.isEmpty());
   m_catalogMessage->setText(error);
@@ -435,7 +441,10 @@ void ModelsPage::updateFamilies() {
 void ModelsPage::onLocalModels(const QJsonArray& models) {
   QList<CatalogEntry> entries;
   for (const QJsonValue& v : models)
-    if (v.isObject()) entries << CatalogEntry::fromLocalJson(v.toObject());
+    if (v.isObject()) {
+      entries << CatalogEntry::fromLocalJson(v.toObject());
+      FitController::attachFitModel(entries.last());  // exact bytes when the file is readable here
+    }
   m_local->setEntries(entries);
   m_local->setLoaded(m_session->loadedPath());
   updateFamilies();
