@@ -12,5 +12,6 @@ struct CliContext {
 };
 
 void add_version_command(CLI::App& app, CliContext& ctx);
+void add_fit_command(CLI::App& app, CliContext& ctx);
 
 }  // namespace arc::cli

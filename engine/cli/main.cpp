@@ -21,6 +21,7 @@ int main(int argc, char** argv) {
 
   arc::cli::CliContext ctx;
   arc::cli::add_version_command(app, ctx);
+  arc::cli::add_fit_command(app, ctx);
 
   try {
     app.parse(argc, argv);

@@ -1,0 +1,159 @@
+// The seam between the HTTP server and the engine. The server parses and validates requests in
+// each API's dialect, then talks to an InferenceService; the engine (scheduler, model, tokenizer,
+// chat templates) implements it. Tests drive the server with a fake service.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "arc/status.h"
+
+namespace arc {
+
+enum class EngineState : int { kIdle = 0, kLoading = 1, kReady = 2, kError = 3 };
+std::string_view engine_state_name(EngineState s);
+
+struct SamplingParams {
+  float temperature = 1.0f;  // 0: greedy
+  int top_k = 0;             // 0: off
+  float top_p = 1.0f;
+  float min_p = 0.0f;
+  float repetition_penalty = 1.0f;
+  float presence_penalty = 0.0f;
+  float frequency_penalty = 0.0f;
+  std::optional<uint64_t> seed;
+  int max_tokens = -1;  // -1: up to the context
+  std::vector<std::string> stop;
+  int top_logprobs = -1;  // -1: no logprobs; 0..20: chosen token (+ that many alternatives)
+  bool ignore_eos = false;
+};
+
+// A chat request after the dialect was parsed. `messages` is normalised to the OpenAI shape:
+// [{role, content (string or [{type:text|image_url, ...}]), tool_calls?, tool_call_id?, name?}].
+struct ChatRequest {
+  nlohmann::json messages = nlohmann::json::array();
+  nlohmann::json tools = nlohmann::json::array();  // OpenAI "tools" entries
+  std::optional<bool> enable_thinking;
+  std::optional<nlohmann::json> response_format;
+  SamplingParams sampling;
+  std::string client;  // "openai" or "anthropic": for logs and metrics only
+};
+
+struct CompletionRequest {
+  std::string prompt;
+  std::optional<std::vector<int32_t>> prompt_tokens;  // instead of text
+  bool echo = false;  // return the prompt (and its logprobs) before the completion
+  SamplingParams sampling;
+};
+
+struct Usage {
+  int64_t prompt_tokens = 0;
+  int64_t completion_tokens = 0;
+  int64_t cached_tokens = 0;  // prompt tokens served from the prefix cache
+};
+
+struct Timings {
+  double queue_ms = 0;
+  double ttft_ms = 0;  // from arrival to the first generated token
+  double prefill_tokens_per_s = 0;
+  double decode_tokens_per_s = 0;
+  double total_ms = 0;
+};
+
+struct TokenLogprob {
+  std::string token;  // its text (may be a partial UTF-8 sequence: see bytes)
+  std::vector<uint8_t> bytes;
+  float logprob = 0;
+  std::vector<std::pair<std::string, float>> top;  // alternatives, best first
+};
+
+struct ToolCall {
+  std::string id;
+  std::string name;
+  std::string arguments;  // JSON text
+  std::string error;      // non-empty: the model produced a malformed call (raw text in arguments)
+};
+
+struct GenerationEvent {
+  enum class Kind : int { kContent = 0, kReasoning = 1, kToolCall = 2, kFinish = 3 };
+  Kind kind = Kind::kContent;
+  std::string text;                    // kContent / kReasoning delta
+  std::vector<TokenLogprob> logprobs;  // tokens behind this delta (when requested)
+  ToolCall tool_call;                  // kToolCall
+  // kFinish:
+  std::string finish_reason;  // stop | length | tool_calls | cancelled | error
+  std::string matched_stop;   // the stop string that ended it, when finish_reason == "stop"
+  Usage usage;
+  Timings timings;
+  Status error;  // set when finish_reason == "error"
+};
+
+// Called for every event, in order, from the service's threads. Returning false means the
+// client went away: the service cancels the request and frees what it held.
+using EventSink = std::function<bool(const GenerationEvent&)>;
+
+struct ModelInfo {
+  std::string id;  // shown to clients as the model name
+  std::string path;
+  std::string architecture;
+  int64_t context_length = 0;
+  bool vision = false;
+  bool tools = false;
+  bool reasoning = false;
+};
+
+// Published on /engine/events. `type` is one of: load_progress, load_done, load_error, unloaded,
+// stats, request, error, state.
+struct EngineEvent {
+  std::string type;
+  nlohmann::json data;
+};
+using EngineEventSink = std::function<void(const EngineEvent&)>;
+
+// A validated, tokenized request, ready to run. The service subclasses it.
+class PreparedRequest {
+ public:
+  virtual ~PreparedRequest() = default;
+  int64_t prompt_tokens = 0;
+  // Prompt tokens and their text, for echo in the legacy completions API.
+  std::vector<TokenLogprob> prompt_logprobs;
+  std::string prompt_text;
+};
+
+class InferenceService {
+ public:
+  virtual ~InferenceService() = default;
+
+  virtual EngineState state() const = 0;
+  virtual std::optional<ModelInfo> model() const = 0;
+
+  // Two steps so that a refused request gets a proper 4xx before any byte is streamed:
+  // prepare() tokenizes and checks the request (no model loaded, prompt longer than the
+  // context, images to a model without vision, ...); run() then blocks until the request
+  // finished, was cancelled or failed, and its last event is kFinish.
+  virtual Result<std::shared_ptr<PreparedRequest>> prepare_chat(const ChatRequest& request) = 0;
+  virtual Result<std::shared_ptr<PreparedRequest>> prepare_completion(
+      const CompletionRequest& request) = 0;
+  virtual Status run(const std::shared_ptr<PreparedRequest>& request, const EventSink& sink) = 0;
+  // Prompt tokens of a chat request, without the context check.
+  virtual Result<int64_t> count_chat_tokens(const ChatRequest& request) = 0;
+
+  // Control plane.
+  virtual nlohmann::json status() const = 0;
+  virtual Status load(const nlohmann::json& options) = 0;  // starts loading; progress as events
+  virtual Status unload() = 0;
+  virtual nlohmann::json local_models() const = 0;
+  virtual Result<nlohmann::json> fit(const nlohmann::json& request) const = 0;
+  virtual std::string metrics_text() const = 0;  // Prometheus text exposition
+
+  // The server subscribes once; the service calls it for every engine event.
+  virtual void set_event_sink(EngineEventSink sink) = 0;
+};
+
+}  // namespace arc

@@ -1,0 +1,37 @@
+// AVX2 paged attention: the shared kernel with 8-lane registers; F16 K/V widened by F16C.
+#include <immintrin.h>
+
+#include "cpu/attention_kernel.h"
+#include "cpu/ops_variants.h"
+
+namespace arc::kernels::avx2 {
+namespace {
+
+struct Lanes8 {
+  static constexpr int W = 8;
+  using R = __m256;
+  static R zero() { return _mm256_setzero_ps(); }
+  static R set1(float f) { return _mm256_set1_ps(f); }
+  static R load(const float* p) { return _mm256_loadu_ps(p); }
+  static R load(const uint16_t* p) {
+    return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
+  }
+  static void store(float* p, R r) { _mm256_storeu_ps(p, r); }
+  static R fma(R a, R b, R c) { return _mm256_fmadd_ps(a, b, c); }
+  static float hsum(R v) {
+    __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+    s = _mm_add_ps(s, _mm_movehl_ps(s, s));
+    s = _mm_add_ss(s, _mm_movehdup_ps(s));
+    return _mm_cvtss_f32(s);
+  }
+};
+
+}  // namespace
+
+void paged_attention(const PagedAttentionArgs& args, Parallel* pool) {
+  if (!detail::attention_args_ok(args)) return;
+  if (args.head_dim % Lanes8::W != 0) return scalar::paged_attention(args, pool);
+  detail::paged_attention_impl<Lanes8>(args, pool);
+}
+
+}  // namespace arc::kernels::avx2

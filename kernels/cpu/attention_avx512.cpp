@@ -1,0 +1,35 @@
+// AVX-512 paged attention: the shared kernel with 16-lane registers; F16 K/V widened by vcvtph2ps.
+// GCC 12 reports false "may be used uninitialized" inside its own AVX-512 intrinsics (GCC bug
+// 105593: _mm512_undefined_* placeholders); the warning is about the header, not this code.
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#include <immintrin.h>
+
+#include "cpu/attention_kernel.h"
+#include "cpu/ops_variants.h"
+
+namespace arc::kernels::avx512 {
+namespace {
+
+struct Lanes16 {
+  static constexpr int W = 16;
+  using R = __m512;
+  static R zero() { return _mm512_setzero_ps(); }
+  static R set1(float f) { return _mm512_set1_ps(f); }
+  static R load(const float* p) { return _mm512_loadu_ps(p); }
+  static R load(const uint16_t* p) {
+    return _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)));
+  }
+  static void store(float* p, R r) { _mm512_storeu_ps(p, r); }
+  static R fma(R a, R b, R c) { return _mm512_fmadd_ps(a, b, c); }
+  static float hsum(R r) { return _mm512_reduce_add_ps(r); }
+};
+
+}  // namespace
+
+void paged_attention(const PagedAttentionArgs& args, Parallel* pool) {
+  if (!detail::attention_args_ok(args)) return;
+  if (args.head_dim % Lanes16::W != 0) return scalar::paged_attention(args, pool);
+  detail::paged_attention_impl<Lanes16>(args, pool);
+}
+
+}  // namespace arc::kernels::avx512

@@ -1,0 +1,199 @@
+// The paged-attention kernel, written once over a small vector-traits type T and compiled in each
+// ISA's translation unit (scalar, AVX2, AVX-512, NEON). Everything here has internal linkage (the
+// anonymous namespace) so the differently-compiled copies can never be merged by the linker.
+//
+// Work item = (token, kv head): the n_rep query heads of the group share every K/V row load, and
+// F16 rows are widened in registers. Keys are visited one cache block at a time with an online
+// softmax (running max m, running sum l, rescaled accumulator). Each item is computed by one
+// thread in a fixed order, so results do not depend on the thread count.
+//
+// T provides: W (lanes), R (register), zero(), set1(f), load(const float*),
+// load(const uint16_t*) (F16 -> F32), store(float*, R), fma(a, b, c) = a * b + c, mul(a, b),
+// hsum(R). head_dim must be a multiple of T::W.
+#pragma once
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <utility>
+#include <vector>
+
+#include "arc/kernels/attention.h"
+#include "cpu/kv_rows.h"
+
+namespace arc::kernels::detail {
+namespace {
+
+constexpr int kMaxGroup = 8;  // query heads handled together (accumulators live in registers)
+
+// scores[r * ldS + j] = scale * q_r . k_j for j in [0, n); k rows at k + j * k_stride.
+template <class T, int G, class KvT>
+inline void group_scores(const float* const* q, const KvT* k, int64_t k_stride, int64_t n,
+                         int64_t d, float scale, float* scores, int64_t ldS) {
+  for (int64_t j = 0; j < n; ++j) {
+    const KvT* kj = k + j * k_stride;
+    typename T::R acc[G];
+    for (int r = 0; r < G; ++r) acc[r] = T::zero();
+    for (int64_t c = 0; c < d; c += T::W) {
+      const typename T::R kv = T::load(kj + c);
+      for (int r = 0; r < G; ++r) acc[r] = T::fma(T::load(q[r] + c), kv, acc[r]);
+    }
+    for (int r = 0; r < G; ++r) scores[r * ldS + j] = T::hsum(acc[r]) * scale;
+  }
+}
+
+// acc_r[:] += sum_j p[r * ldP + j] * v_j, the V chunk loaded once for all G heads.
+template <class T, int G, class KvT>
+inline void group_accumulate(float* const* acc, const KvT* v, int64_t v_stride, int64_t n,
+                             int64_t d, const float* p, int64_t ldP) {
+  for (int64_t c = 0; c < d; c += T::W) {
+    typename T::R a[G];
+    for (int r = 0; r < G; ++r) a[r] = T::load(acc[r] + c);
+    for (int64_t j = 0; j < n; ++j) {
+      const typename T::R vv = T::load(v + j * v_stride + c);
+      for (int r = 0; r < G; ++r) a[r] = T::fma(T::set1(p[r * ldP + j]), vv, a[r]);
+    }
+    for (int r = 0; r < G; ++r) T::store(acc[r] + c, a[r]);
+  }
+}
+
+template <class T, class KvT>
+using ScoresFn = void (*)(const float* const*, const KvT*, int64_t, int64_t, int64_t, float, float*,
+                          int64_t);
+template <class T, class KvT>
+using AccumulateFn = void (*)(float* const*, const KvT*, int64_t, int64_t, int64_t, const float*,
+                              int64_t);
+
+template <class T, class KvT, int... Gs>
+constexpr ScoresFn<T, KvT> scores_fn(int g, std::integer_sequence<int, Gs...>) {
+  ScoresFn<T, KvT> fns[] = {&group_scores<T, Gs + 1, KvT>...};
+  return fns[g - 1];
+}
+template <class T, class KvT, int... Gs>
+constexpr AccumulateFn<T, KvT> accumulate_fn(int g, std::integer_sequence<int, Gs...>) {
+  AccumulateFn<T, KvT> fns[] = {&group_accumulate<T, Gs + 1, KvT>...};
+  return fns[g - 1];
+}
+
+// Per-thread scratch for one range of work items.
+struct Scratch {
+  std::vector<float> acc;     // [n_rep, head_dim]
+  std::vector<float> scores;  // [n_rep, block_size]
+  std::vector<float> m, l;    // [n_rep]
+  std::vector<float> k_rows;  // [block_size, head_dim], Q8_0 only: dequantized block
+  std::vector<float> v_rows;  // [block_size, head_dim], Q8_0 only
+};
+
+// Elements of KvT per cache row: F16/F32 rows are read in place; Q8_0 blocks are first
+// dequantized into scratch (KvT = float) with a row stride of head_dim.
+template <class T, class KvT>
+void attend_item(const PagedAttentionArgs& a, int64_t t, int64_t g, float scale, Scratch& s) {
+  const int64_t d = a.head_dim;
+  const int64_t n_rep = a.n_head / a.n_kv_head;
+  const int64_t bs = a.block_size;
+  const int64_t pos = a.token_pos[t];
+  float* out0 = a.out + (t * a.n_head + g * n_rep) * d;  // [n_rep, head_dim]
+  if (pos < 0) {
+    std::fill(out0, out0 + n_rep * d, 0.0f);
+    return;
+  }
+  const int64_t first = a.sliding_window > 0 ? std::max<int64_t>(0, pos - a.sliding_window + 1) : 0;
+  const int32_t* table = a.block_tables + a.token_seq[t] * a.max_blocks_per_seq;
+  const bool quantized = a.kv_type == DType::Q8_0;
+  const int64_t row_stride = quantized ? d : a.n_kv_head * d;  // elements between positions
+
+  std::fill(s.acc.begin(), s.acc.end(), 0.0f);
+  std::fill(s.m.begin(), s.m.end(), -INFINITY);
+  std::fill(s.l.begin(), s.l.end(), 0.0f);
+  const float* q[kMaxGroup];
+  float* acc[kMaxGroup];
+
+  for (int64_t b = first / bs; b <= pos / bs; ++b) {
+    const int64_t j0 = std::max(first, b * bs);
+    const int64_t n = std::min(pos, b * bs + bs - 1) - j0 + 1;
+    const int64_t slot0 = static_cast<int64_t>(table[b]) * bs + (j0 - b * bs);
+    const KvT* k;
+    const KvT* v;
+    if (quantized) {
+      for (int64_t j = 0; j < n; ++j) {
+        const int64_t row = (slot0 + j) * a.n_kv_head + g;
+        kv_load_row(a.kv_type, a.k_cache, row, d, s.k_rows.data() + j * d);
+        kv_load_row(a.kv_type, a.v_cache, row, d, s.v_rows.data() + j * d);
+      }
+      k = reinterpret_cast<const KvT*>(s.k_rows.data());
+      v = reinterpret_cast<const KvT*>(s.v_rows.data());
+    } else {
+      k = static_cast<const KvT*>(a.k_cache) + (slot0 * a.n_kv_head + g) * d;
+      v = static_cast<const KvT*>(a.v_cache) + (slot0 * a.n_kv_head + g) * d;
+    }
+    for (int64_t r0 = 0; r0 < n_rep; r0 += kMaxGroup) {
+      const int gsz = static_cast<int>(std::min<int64_t>(kMaxGroup, n_rep - r0));
+      for (int r = 0; r < gsz; ++r) q[r] = a.q + (t * a.n_head + g * n_rep + r0 + r) * d;
+      float* sc = s.scores.data() + r0 * bs;
+      scores_fn<T, KvT>(gsz, std::make_integer_sequence<int, kMaxGroup>{})(q, k, row_stride, n, d,
+                                                                           scale, sc, bs);
+      // Online softmax update for each head of the group.
+      for (int r = 0; r < gsz; ++r) {
+        float* sr = sc + r * bs;
+        float mx = s.m[r0 + r];
+        for (int64_t j = 0; j < n; ++j) mx = std::max(mx, sr[j]);
+        const float corr = std::exp(s.m[r0 + r] - mx);  // 0 on the first block
+        float sum = 0.0f;
+        for (int64_t j = 0; j < n; ++j) {
+          sr[j] = std::exp(sr[j] - mx);
+          sum += sr[j];
+        }
+        acc[r] = s.acc.data() + (r0 + r) * d;
+        if (corr != 1.0f) {
+          for (int64_t i = 0; i < d; ++i) acc[r][i] *= corr;
+        }
+        s.l[r0 + r] = s.l[r0 + r] * corr + sum;
+        s.m[r0 + r] = mx;
+      }
+      accumulate_fn<T, KvT>(gsz, std::make_integer_sequence<int, kMaxGroup>{})(acc, v, row_stride,
+                                                                               n, d, sc, bs);
+    }
+  }
+  for (int64_t r = 0; r < n_rep; ++r) {
+    const float inv = 1.0f / s.l[r];
+    const float* ar = s.acc.data() + r * d;
+    float* o = out0 + r * d;
+    for (int64_t i = 0; i < d; ++i) o[i] = ar[i] * inv;
+  }
+}
+
+template <class T>
+void paged_attention_impl(const PagedAttentionArgs& a, Parallel* pool) {
+  const int64_t d = a.head_dim;
+  const int64_t n_rep = a.n_head / a.n_kv_head;
+  const float scale = a.scale != 0.0f ? a.scale : 1.0f / std::sqrt(static_cast<float>(d));
+  parallel_for(pool, a.n_tokens * a.n_kv_head, 1, [&](int64_t begin, int64_t end) {
+    Scratch s;
+    s.acc.resize(n_rep * d);
+    s.scores.resize(n_rep * a.block_size);
+    s.m.resize(n_rep);
+    s.l.resize(n_rep);
+    if (a.kv_type == DType::Q8_0) {
+      s.k_rows.resize(a.block_size * d);
+      s.v_rows.resize(a.block_size * d);
+    }
+    for (int64_t item = begin; item < end; ++item) {
+      const int64_t t = item / a.n_kv_head;
+      const int64_t g = item % a.n_kv_head;
+      if (a.kv_type == DType::F16) {
+        attend_item<T, uint16_t>(a, t, g, scale, s);
+      } else {
+        attend_item<T, float>(a, t, g, scale, s);
+      }
+    }
+  });
+}
+
+// Arguments every variant can take; the vector variants also need head_dim % W == 0.
+inline bool attention_args_ok(const PagedAttentionArgs& a) {
+  return a.n_kv_head > 0 && a.n_head > 0 && a.n_head % a.n_kv_head == 0 && a.block_size > 0 &&
+         kv_type_ok(a.kv_type, a.head_dim);
+}
+
+}  // namespace
+}  // namespace arc::kernels::detail

@@ -1,0 +1,49 @@
+// Internal interface between the matmul driver (matmul.cpp) and the per-ISA kernel files.
+//
+// Activations are prepared once per call, before the row loop: integer weight formats get x
+// quantized on the fly to Q8_0 (Q8_0, Q4_0, MXFP4 weights) or Q8_K (K-quant weights) so the inner
+// loop is an int8 dot product (maddubs / sdot style). Decode is memory-bound: every weight byte
+// streams from DRAM once per token, and int8 dots keep the arithmetic per weight byte well below
+// what the memory system delivers, where dequantizing each weight to float would not (llama.cpp
+// makes the same choice). The error this adds is the activation's 8-bit rounding (relative 1/254
+// of each block's largest magnitude). Float weights (F32, F16, BF16) keep F32 activations and F32
+// accumulation: their bytes per weight are 2-4x higher, so bandwidth dominates anyway.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "arc/kernels/dtype.h"
+
+namespace arc::kernels::cpu {
+
+enum class ActFormat { kF32, kQ8_0, kQ8_K };
+
+// Prepared activations: n_tokens rows of xa_stride bytes (floats or Q8_0 / Q8_K blocks).
+struct RowsArgs {
+  const uint8_t* w = nullptr;  // [n_out] rows of w_row_bytes
+  size_t w_row_bytes = 0;
+  int64_t n_in = 0;
+  const uint8_t* xa = nullptr;  // [n_tokens] rows of xa_stride bytes
+  size_t xa_stride = 0;
+  int64_t n_tokens = 0;
+  float* y = nullptr;  // [n_tokens, y_stride]
+  int64_t y_stride = 0;
+  bool accumulate = false;
+};
+
+// Computes y[t, o] for o in [o0, o1) and every token. Each (o, t) result depends only on row o
+// and token t, never on the range bounds: output is independent of how rows are split.
+using RowsFn = void (*)(const RowsArgs& args, int64_t o0, int64_t o1);
+
+struct RowsKernel {
+  RowsFn fn = nullptr;
+  ActFormat act = ActFormat::kF32;
+};
+
+RowsKernel rows_kernel_scalar(DType w_type);
+RowsKernel rows_kernel_avx2(DType w_type);    // defined only on x86-64 builds
+RowsKernel rows_kernel_avx512(DType w_type);  // defined only on x86-64 builds
+RowsKernel rows_kernel_neon(DType w_type);    // defined only on aarch64 builds
+
+}  // namespace arc::kernels::cpu

@@ -1,0 +1,167 @@
+// Runtime choice among the op variants, and the plain entry points of ops.h / attention.h.
+// The CPU is probed once (a function-local constant); nothing else is global.
+#include <vector>
+
+#include "arc/kernels/ops_isa.h"
+#include "cpu/kv_rows.h"
+#include "cpu/ops_variants.h"
+
+namespace arc::kernels {
+
+namespace {
+
+bool cpu_has(OpsIsa isa) {
+  switch (isa) {
+    case OpsIsa::kScalar:
+      return true;
+#if defined(ARC_KERNELS_X86)
+    case OpsIsa::kAvx2:
+      return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") &&
+             __builtin_cpu_supports("f16c");
+    case OpsIsa::kAvx512:
+      return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+             __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq") &&
+             __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") &&
+             __builtin_cpu_supports("f16c");
+#endif
+#if defined(__aarch64__)
+    case OpsIsa::kNeon:
+      return true;  // Advanced SIMD is mandatory on aarch64
+#endif
+    default:
+      return false;
+  }
+}
+
+const std::vector<OpsIsa>& available() {
+  static const std::vector<OpsIsa> isas = [] {
+    std::vector<OpsIsa> v;
+    for (OpsIsa isa : {OpsIsa::kScalar, OpsIsa::kNeon, OpsIsa::kAvx2, OpsIsa::kAvx512}) {
+      if (cpu_has(isa)) v.push_back(isa);
+    }
+    return v;
+  }();
+  return isas;
+}
+
+bool is_available(OpsIsa isa) {
+  for (OpsIsa a : available()) {
+    if (a == isa) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+std::string_view ops_isa_name(OpsIsa isa) {
+  switch (isa) {
+    case OpsIsa::kScalar:
+      return "scalar";
+    case OpsIsa::kAvx2:
+      return "avx2";
+    case OpsIsa::kAvx512:
+      return "avx512";
+    case OpsIsa::kNeon:
+      return "neon";
+  }
+  return "unknown";
+}
+
+std::vector<OpsIsa> ops_isas_available() {
+  return available();
+}
+OpsIsa ops_isa_best() {
+  return available().back();
+}
+
+const OpsTable& ops_table(OpsIsa isa) {
+  if (is_available(isa)) {
+    switch (isa) {
+#if defined(ARC_KERNELS_X86)
+      case OpsIsa::kAvx2:
+        return avx2::kOps;
+      case OpsIsa::kAvx512:
+        return avx512::kOps;
+#endif
+#if defined(__aarch64__)
+      case OpsIsa::kNeon:
+        return neon::kOps;
+#endif
+      default:
+        break;
+    }
+  }
+  return scalar::kOps;
+}
+
+void paged_attention_isa(OpsIsa isa, const PagedAttentionArgs& args, Parallel* pool) {
+  if (is_available(isa)) {
+    switch (isa) {
+#if defined(ARC_KERNELS_X86)
+      case OpsIsa::kAvx2:
+        return avx2::paged_attention(args, pool);
+      case OpsIsa::kAvx512:
+        return avx512::paged_attention(args, pool);
+#endif
+#if defined(__aarch64__)
+      case OpsIsa::kNeon:
+        return neon::paged_attention(args, pool);
+#endif
+      default:
+        break;
+    }
+  }
+  scalar::paged_attention(args, pool);
+}
+
+bool kv_cache_supported(DType kv_type, int64_t head_dim) {
+  return detail::kv_type_ok(kv_type, head_dim);
+}
+
+namespace {
+const OpsTable& best() {
+  static const OpsTable& t = ops_table(ops_isa_best());
+  return t;
+}
+}  // namespace
+
+void rms_norm(const float* x, const float* w, float* y, int64_t n_rows, int64_t d, float eps) {
+  best().rms_norm(x, w, y, n_rows, d, eps);
+}
+void softmax_rows(float* x, int64_t n_rows, int64_t n) {
+  best().softmax_rows(x, n_rows, n);
+}
+void silu(const float* x, float* y, int64_t n) {
+  best().silu(x, y, n);
+}
+void gelu(const float* x, float* y, int64_t n) {
+  best().gelu(x, y, n);
+}
+void swiglu(const float* gate, const float* up, float* y, int64_t n) {
+  best().swiglu(gate, up, y, n);
+}
+void add(const float* a, const float* b, float* y, int64_t n) {
+  best().add(a, b, y, n);
+}
+void scale(float* x, float s, int64_t n) {
+  best().scale(x, s, n);
+}
+
+void paged_attention(const PagedAttentionArgs& args, Parallel* pool) {
+  paged_attention_isa(ops_isa_best(), args, pool);
+}
+
+void kv_store(const KvStoreArgs& a) {
+  if (!detail::kv_type_ok(a.kv_type, a.head_dim)) return;
+  for (int64_t t = 0; t < a.n_tokens; ++t) {
+    if (a.slots[t] < 0) continue;  // padding token: nothing to store
+    for (int64_t g = 0; g < a.n_kv_head; ++g) {
+      const int64_t row = static_cast<int64_t>(a.slots[t]) * a.n_kv_head + g;
+      const int64_t src = (t * a.n_kv_head + g) * a.head_dim;
+      detail::kv_store_row(a.kv_type, a.k_cache, row, a.head_dim, a.k + src);
+      detail::kv_store_row(a.kv_type, a.v_cache, row, a.head_dim, a.v + src);
+    }
+  }
+}
+
+}  // namespace arc::kernels

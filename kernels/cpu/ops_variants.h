@@ -1,0 +1,33 @@
+// Per-ISA variants of the non-matmul ops, each defined in its own translation unit built with that
+// ISA's flags (see kernels/CMakeLists.txt). Only ops_dispatch.cpp picks among them.
+#pragma once
+
+#include "arc/kernels/attention.h"
+#include "arc/kernels/ops_isa.h"
+
+namespace arc::kernels {
+
+namespace scalar {
+extern const OpsTable kOps;
+void paged_attention(const PagedAttentionArgs& args, Parallel* pool);
+}  // namespace scalar
+
+#if defined(ARC_KERNELS_X86)
+namespace avx2 {
+extern const OpsTable kOps;
+void paged_attention(const PagedAttentionArgs& args, Parallel* pool);
+}  // namespace avx2
+namespace avx512 {
+extern const OpsTable kOps;
+void paged_attention(const PagedAttentionArgs& args, Parallel* pool);
+}  // namespace avx512
+#endif
+
+#if defined(__aarch64__)
+namespace neon {
+extern const OpsTable kOps;
+void paged_attention(const PagedAttentionArgs& args, Parallel* pool);
+}  // namespace neon
+#endif
+
+}  // namespace arc::kernels

@@ -1,0 +1,32 @@
+// Runtime dispatch of the CPU kernels: which instruction-set level this machine runs, and entry
+// points that force one level (tests compare every available level with kernels/ref).
+#pragma once
+
+#include <string_view>
+#include <vector>
+
+#include "arc/kernels/matmul.h"
+#include "arc/kernels/moe.h"
+#include "arc/kernels/parallel.h"
+
+namespace arc::kernels::cpu {
+
+enum class IsaLevel : int {
+  kScalar = 0,  // portable C++: dequantize a row, float dot products
+  kAvx2 = 1,    // AVX2 + FMA + F16C
+  kAvx512 = 2,  // AVX-512 F/BW/VL/DQ (and the OS saving ZMM state)
+  kNeon = 3,    // aarch64 Advanced SIMD
+};
+
+std::string_view isa_name(IsaLevel level);
+// CPUID feature bits and XGETBV (the OS saves the vector state), detected once.
+bool isa_available(IsaLevel level);
+IsaLevel best_isa();
+std::vector<IsaLevel> available_isas();  // kScalar first, best last
+
+// As matmul() / moe_ffn() but on `level`; false when the level is not available here or the
+// weight type is unsupported.
+bool matmul_at(IsaLevel level, const MatmulArgs& args, Parallel* pool);
+bool moe_ffn_at(IsaLevel level, const MoeFfnArgs& args, Parallel* pool);
+
+}  // namespace arc::kernels::cpu

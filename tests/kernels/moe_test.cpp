@@ -1,0 +1,201 @@
+// MoE routing and expert FFNs against kernels/ref, at every dispatch level, with quantized experts.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "arc/kernels/cpu_dispatch.h"
+#include "arc/kernels/moe.h"
+#include "arc/thread_pool.h"
+#include "kernels/kernel_test_util.h"
+
+namespace arc::kernels {
+namespace {
+
+using testing::random_floats;
+
+TEST(MoeRoute, SoftmaxTopKHandComputed) {
+  // Logits ln(1), ln(2), ln(3), ln(4): softmax = 0.1, 0.2, 0.3, 0.4. Top-2: experts 3, 2 with
+  // weights 0.4 and 0.3, renormalised to 4/7 and 3/7, then scaled by 2.
+  const float logits[4] = {0.0f, std::log(2.0f), std::log(3.0f), std::log(4.0f)};
+  int32_t ids[2];
+  float w[2];
+  RouterArgs a;
+  a.logits = logits;
+  a.n_tokens = 1;
+  a.n_expert = 4;
+  a.k = 2;
+  a.ids = ids;
+  a.weights = w;
+  a.weight_scale = 2.0f;
+  moe_route(a);
+  EXPECT_EQ(ids[0], 3);
+  EXPECT_EQ(ids[1], 2);
+  EXPECT_NEAR(w[0], 8.0f / 7, 1e-6);
+  EXPECT_NEAR(w[1], 6.0f / 7, 1e-6);
+  a.normalize = false;
+  a.weight_scale = 1.0f;
+  moe_route(a);
+  EXPECT_NEAR(w[0], 0.4f, 1e-6);
+  EXPECT_NEAR(w[1], 0.3f, 1e-6);
+}
+
+TEST(MoeRoute, SigmoidBiasSelectsButDoesNotWeigh) {
+  // Sigmoid(0) = 0.5, sigmoid(ln 3) = 0.75. The bias lifts expert 0 above expert 1 for selection,
+  // but the weight stays the unbiased sigmoid score.
+  const float logits[3] = {0.0f, std::log(3.0f), -5.0f};
+  const float bias[3] = {0.5f, 0.0f, 0.0f};
+  int32_t ids[2];
+  float w[2];
+  RouterArgs a;
+  a.logits = logits;
+  a.n_tokens = 1;
+  a.n_expert = 3;
+  a.k = 2;
+  a.scoring = RouterScoring::kSigmoid;
+  a.bias = bias;
+  a.normalize = false;
+  a.ids = ids;
+  a.weights = w;
+  moe_route(a);
+  EXPECT_EQ(ids[0], 0);
+  EXPECT_EQ(ids[1], 1);
+  EXPECT_NEAR(w[0], 0.5f, 1e-6);
+  EXPECT_NEAR(w[1], 0.75f, 1e-6);
+  a.normalize = true;
+  moe_route(a);
+  EXPECT_NEAR(w[0] + w[1], 1.0f, 1e-6);
+  EXPECT_NEAR(w[0], 0.4f, 1e-6);
+}
+
+TEST(MoeRoute, MatchesReferenceOnRandomLogits) {
+  const int64_t n_tok = 13, n_exp = 64, k = 6;
+  const auto logits = random_floats(n_tok * n_exp, 21, 2.0f);
+  const auto bias = random_floats(n_exp, 22, 0.1f);
+  for (RouterScoring s : {RouterScoring::kSoftmax, RouterScoring::kSigmoid}) {
+    std::vector<int32_t> ids(n_tok * k), ids_ref(ids.size());
+    std::vector<float> w(ids.size()), w_ref(ids.size());
+    RouterArgs a;
+    a.logits = logits.data();
+    a.n_tokens = n_tok;
+    a.n_expert = n_exp;
+    a.k = k;
+    a.scoring = s;
+    a.bias = s == RouterScoring::kSigmoid ? bias.data() : nullptr;
+    a.weight_scale = 2.5f;
+    a.ids = ids.data();
+    a.weights = w.data();
+    moe_route(a);
+    a.ids = ids_ref.data();
+    a.weights = w_ref.data();
+    ref::moe_route(a);
+    EXPECT_EQ(ids, ids_ref);
+    for (size_t i = 0; i < w.size(); ++i) EXPECT_NEAR(w[i], w_ref[i], 1e-5);
+  }
+}
+
+struct Experts {
+  std::vector<uint8_t> gate, up, down;
+};
+
+Experts make_experts(DType gt, DType dt, int64_t n_exp, int64_t n_embd, int64_t n_ff) {
+  Experts e;
+  const auto g = random_floats(n_exp * n_ff * n_embd, 31, 0.1f);
+  const auto u = random_floats(n_exp * n_ff * n_embd, 32, 0.1f);
+  const auto d = random_floats(n_exp * n_embd * n_ff, 33, 0.1f);
+  e.gate = testing::quantize_matrix(gt, g, n_exp * n_ff, n_embd, 0).storage;
+  e.up = testing::quantize_matrix(gt, u, n_exp * n_ff, n_embd, 0).storage;
+  e.down = testing::quantize_matrix(dt, d, n_exp * n_embd, n_ff, 0).storage;
+  return e;
+}
+
+constexpr int64_t kExperts = 8, kEmbd = 256, kFf = 256;
+
+void check_ffn(cpu::IsaLevel level, const Experts& ex, DType gt, DType dt, int64_t n_tok,
+               RouterScoring scoring, Parallel* pool) {
+  SCOPED_TRACE(std::string(cpu::isa_name(level)) + " " + std::string(dtype_name(gt)) + "/" +
+               std::string(dtype_name(dt)) + " tokens=" + std::to_string(n_tok));
+  const int64_t n_exp = kExperts, n_embd = kEmbd, n_ff = kFf, k = 2;
+  const auto x = random_floats(n_tok * n_embd, 41);
+  const auto logits = random_floats(n_tok * n_exp, 42);
+  std::vector<int32_t> ids(n_tok * k);
+  std::vector<float> w(n_tok * k);
+  RouterArgs r;
+  r.logits = logits.data();
+  r.n_tokens = n_tok;
+  r.n_expert = n_exp;
+  r.k = k;
+  r.scoring = scoring;
+  r.ids = ids.data();
+  r.weights = w.data();
+  moe_route(r);
+
+  MoeFfnArgs a;
+  a.x = x.data();
+  a.n_tokens = n_tok;
+  a.n_embd = n_embd;
+  a.n_ff = n_ff;
+  a.n_expert = n_exp;
+  a.k = k;
+  a.ids = ids.data();
+  a.weights = w.data();
+  a.gate = ex.gate.data();
+  a.up = ex.up.data();
+  a.down = ex.down.data();
+  a.gate_type = a.up_type = gt;
+  a.down_type = dt;
+  a.accumulate = true;
+  std::vector<float> y = random_floats(n_tok * n_embd, 43), y_ref = y;
+  a.y = y_ref.data();
+  ASSERT_TRUE(ref::moe_ffn(a));
+  a.y = y.data();
+  ASSERT_TRUE(cpu::moe_ffn_at(level, a, pool));
+  // Activations quantized to 8 bits twice (x, then the SwiGLU output): a relative error of a few
+  // 1e-3 of the output's scale. Bound each value by 2% of the row's RMS plus 1e-4.
+  for (int64_t t = 0; t < n_tok; ++t) {
+    double ss = 0;
+    for (int64_t i = 0; i < n_embd; ++i) ss += y_ref[t * n_embd + i] * y_ref[t * n_embd + i];
+    const double tol = 0.02 * std::sqrt(ss / n_embd) + 1e-4;
+    for (int64_t i = 0; i < n_embd; ++i) {
+      ASSERT_NEAR(y[t * n_embd + i], y_ref[t * n_embd + i], tol) << "t=" << t << " i=" << i;
+    }
+  }
+}
+
+TEST(MoeFfn, EveryLevelMatchesReference) {
+  ThreadPool pool(2);
+  const Experts kq = make_experts(DType::Q4_K, DType::Q6_K, kExperts, kEmbd, kFf);
+  const Experts mx = make_experts(DType::MXFP4, DType::Q8_0, kExperts, kEmbd, kFf);
+  const Experts fl = make_experts(DType::F16, DType::F32, kExperts, kEmbd, kFf);
+  for (cpu::IsaLevel level : cpu::available_isas()) {
+    check_ffn(level, kq, DType::Q4_K, DType::Q6_K, 1, RouterScoring::kSoftmax, &pool);
+    check_ffn(level, kq, DType::Q4_K, DType::Q6_K, 11, RouterScoring::kSigmoid, &pool);
+    check_ffn(level, mx, DType::MXFP4, DType::Q8_0, 5, RouterScoring::kSoftmax, nullptr);
+    check_ffn(level, fl, DType::F16, DType::F32, 3, RouterScoring::kSoftmax, &pool);
+  }
+}
+
+TEST(MoeFfn, RejectsBadExpertIds) {
+  const int64_t n_embd = 32, n_ff = 32;
+  std::vector<float> wts(n_embd * n_ff * 2, 0.0f), x(n_embd), y(n_embd);
+  const int32_t ids[1] = {2};
+  const float w[1] = {1.0f};
+  MoeFfnArgs a;
+  a.x = x.data();
+  a.n_tokens = 1;
+  a.n_embd = n_embd;
+  a.n_ff = n_ff;
+  a.n_expert = 2;
+  a.k = 1;
+  a.ids = ids;
+  a.weights = w;
+  a.gate = a.up = a.down = wts.data();
+  a.y = y.data();
+  EXPECT_FALSE(moe_ffn(a, nullptr));
+  EXPECT_FALSE(ref::moe_ffn(a));
+}
+
+}  // namespace
+}  // namespace arc::kernels
