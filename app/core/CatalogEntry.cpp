@@ -35,6 +35,14 @@ double billions(const QJsonValue& v) {
 }
 
 qint64 bytesOf(const QJsonObject& o) {
+  // The catalog's published figure: {"weights": {"value": 164, "unit": "GB" | "GiB"}}.
+  const QJsonObject fig = o.value(QLatin1String("weights")).toObject();
+  if (fig.value(QLatin1String("value")).isDouble()) {
+    const double v = fig.value(QLatin1String("value")).toDouble();
+    return fig.value(QLatin1String("unit")).toString() == QLatin1String("GiB")
+               ? qint64(v * double(1ll << 30))
+               : qint64(v * 1e9);
+  }
   const QJsonValue b = pick(o, {"size_bytes", "file_bytes", "bytes"});
   if (!b.isUndefined()) return b.toInteger(qint64(b.toDouble()));
   const QJsonValue gb = pick(o, {"size_gb", "file_gb"});
@@ -53,8 +61,8 @@ QString sourceOf(const QJsonValue& v) {
   return s;
 }
 
-void appendSpeeds(QList<PublishedSpeed> &out, const QJsonValue &speeds, const QString &build) {
-  for (const QJsonValue &sv : speeds.toArray()) {
+void appendSpeeds(QList<PublishedSpeed>& out, const QJsonValue& speeds, const QString& build) {
+  for (const QJsonValue& sv : speeds.toArray()) {
     const QJsonObject s = sv.toObject();
     PublishedSpeed ps;
     ps.tokensPerSec =
@@ -62,7 +70,7 @@ void appendSpeeds(QList<PublishedSpeed> &out, const QJsonValue &speeds, const QS
     ps.source = sourceOf(pick(s, {"source", "sources"}));
     QStringList what;
     if (!build.isEmpty()) what << build;
-    for (const char *k : {"what", "kind", "setup", "build", "quant", "engine", "hardware"})
+    for (const char* k : {"what", "kind", "setup", "build", "quant", "engine", "hardware"})
       if (s.value(QLatin1String(k)).isString()) what << s.value(QLatin1String(k)).toString();
     if (s.value(QLatin1String("boxes")).isDouble())
       what << QCoreApplication::translate("CatalogEntry", "%n box(es)", nullptr,
@@ -108,7 +116,7 @@ CatalogEntry CatalogEntry::fromCatalogJson(const QJsonObject& o) {
     e.builds.append(cb);
   }
   appendSpeeds(e.speeds, pick(o, {"speeds", "published_speeds", "measurements"}), QString());
-  for (const QJsonValue &bv : builds.toArray())
+  for (const QJsonValue& bv : builds.toArray())
     appendSpeeds(e.speeds, bv.toObject().value(QLatin1String("speeds")),
                  pick(bv.toObject(), {"name", "quant"}).toString());
   // The catalog's "arch" object: a one-line summary of what the fit calculator uses.

@@ -37,7 +37,8 @@ struct CatalogEntry {
   QString license;
   QList<CatalogBuild> builds;
   QList<PublishedSpeed> speeds;
-  QJsonObject raw;  // the entry as read, for the fit library
+  QJsonObject raw;                           // the entry as read, for the fit library
+  std::shared_ptr<const FitModel> fitModel;  // set by FitController::attachFitModels
 
   // Local files only.
   QString path;

@@ -27,14 +27,17 @@ namespace {
 
 QString verdictText(arc::fit::Verdict v) {
   switch (v) {
-    case arc::fit::Verdict::kFits: return FitController::tr("fits");
-    case arc::fit::Verdict::kTight: return FitController::tr("tight");
-    case arc::fit::Verdict::kDoesNotFit: break;
+    case arc::fit::Verdict::kFits:
+      return FitController::tr("fits");
+    case arc::fit::Verdict::kTight:
+      return FitController::tr("tight");
+    case arc::fit::Verdict::kDoesNotFit:
+      break;
   }
   return FitController::tr("does not fit");
 }
 
-BoxUsage usageOf(const arc::fit::BoxBudget &b) {
+BoxUsage usageOf(const arc::fit::BoxBudget& b) {
   BoxUsage u;
   u.weightsBytes = double(b.weights + b.ngram_tables);
   u.kvBytes = double(b.kv + b.recurrent_state);
@@ -44,7 +47,7 @@ BoxUsage usageOf(const arc::fit::BoxBudget &b) {
   return u;
 }
 
-arc::fit::Cluster clusterFor(const FitInputs &in) {
+arc::fit::Cluster clusterFor(const FitInputs& in) {
   arc::fit::Cluster c;
   c.boxes = in.boxes;
   c.usable_gib = in.usableGiB;
@@ -52,7 +55,7 @@ arc::fit::Cluster clusterFor(const FitInputs &in) {
   return c;
 }
 
-Result<arc::fit::Workload> workloadFor(const FitInputs &in) {
+Result<arc::fit::Workload> workloadFor(const FitInputs& in) {
   arc::fit::Workload w;
   w.context = in.contextTokens;
   w.concurrency = in.concurrency;
@@ -64,7 +67,9 @@ Result<arc::fit::Workload> workloadFor(const FitInputs &in) {
 
 }  // namespace
 
-bool FitController::available() { return true; }
+bool FitController::available() {
+  return true;
+}
 
 QStringList FitController::kvDtypes() {
   QStringList out;
@@ -74,7 +79,7 @@ QStringList FitController::kvDtypes() {
   return out;
 }
 
-FitSummary FitController::compute(const CatalogEntry &entry, const FitInputs &inputs) {
+FitSummary FitController::compute(const CatalogEntry& entry, const FitInputs& inputs) {
   FitSummary s;
   s.boxes = inputs.boxes;
   if (!entry.fitModel || entry.fitModel->specs.empty()) {
@@ -98,7 +103,7 @@ FitSummary FitController::compute(const CatalogEntry &entry, const FitInputs &in
     s.error = QString::fromStdString(report.status().message());
     return s;
   }
-  const arc::fit::Report &r = *report;
+  const arc::fit::Report& r = *report;
   s.valid = true;
   s.fits = r.verdict != arc::fit::Verdict::kDoesNotFit;
   s.verdict = verdictText(r.verdict);
@@ -109,15 +114,15 @@ FitSummary FitController::compute(const CatalogEntry &entry, const FitInputs &in
   return s;
 }
 
-QString FitController::attachFitModels(QList<CatalogEntry> &entries, const QByteArray &json) {
-  auto catalog = arc::catalog::parse_catalog(std::string_view(json.constData(), json.size()),
-                                             "models.json");
+QString FitController::attachFitModels(QList<CatalogEntry>& entries, const QByteArray& json) {
+  auto catalog =
+      arc::catalog::parse_catalog(std::string_view(json.constData(), json.size()), "models.json");
   if (!catalog.ok()) return QString::fromStdString(catalog.status().message());
-  for (CatalogEntry &e : entries) {
-    const arc::catalog::Model *m = catalog->find(e.id.toStdString());
+  for (CatalogEntry& e : entries) {
+    const arc::catalog::Model* m = catalog->find(e.id.toStdString());
     if (!m) continue;
     auto fm = std::make_shared<FitModel>();
-    for (const arc::catalog::Build &b : m->builds) {
+    for (const arc::catalog::Build& b : m->builds) {
       auto spec = arc::catalog::model_spec(*m, b);
       fm->specs.push_back(spec.ok() ? *spec : arc::fit::ModelSpec{});
       fm->errors << (spec.ok() ? QString() : QString::fromStdString(spec.status().message()));
@@ -127,7 +132,7 @@ QString FitController::attachFitModels(QList<CatalogEntry> &entries, const QByte
   return {};
 }
 
-QString FitController::attachFitModel(CatalogEntry &e) {
+QString FitController::attachFitModel(CatalogEntry& e) {
 #ifdef ARC_FIT_HAS_GGUF
   if (!QFileInfo(e.path).isReadable())
     return tr("the file is on the engine's machine, not readable here");
@@ -151,11 +156,15 @@ QString FitController::attachFitModel(CatalogEntry &e) {
 
 struct FitModel {};
 
-bool FitController::available() { return false; }
+bool FitController::available() {
+  return false;
+}
 
-QStringList FitController::kvDtypes() { return {QStringLiteral("f16")}; }
+QStringList FitController::kvDtypes() {
+  return {QStringLiteral("f16")};
+}
 
-FitSummary FitController::compute(const CatalogEntry &entry, const FitInputs &inputs) {
+FitSummary FitController::compute(const CatalogEntry& entry, const FitInputs& inputs) {
   Q_UNUSED(entry);
   FitSummary s;
   s.boxes = inputs.boxes;
@@ -164,8 +173,12 @@ FitSummary FitController::compute(const CatalogEntry &entry, const FitInputs &in
   return s;
 }
 
-QString FitController::attachFitModels(QList<CatalogEntry> &, const QByteArray &) { return {}; }
-QString FitController::attachFitModel(CatalogEntry &) { return {}; }
+QString FitController::attachFitModels(QList<CatalogEntry>&, const QByteArray&) {
+  return {};
+}
+QString FitController::attachFitModel(CatalogEntry&) {
+  return {};
+}
 
 #endif
 

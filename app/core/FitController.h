@@ -16,7 +16,7 @@ struct FitInputs {
   qint64 contextTokens = 32768;  // per sequence
   int concurrency = 1;           // sequences at full context at once
   QString kvDtype = QStringLiteral("f16");
-  double reserveGiB = 8.0;   // kept free per box for the OS and other apps
+  double reserveGiB = 4.0;   // kept free per box for the OS and other apps
   double usableGiB = 121.6;  // per box (GB10 default)
   int buildIndex = 0;        // which catalog build (quantization)
 };
@@ -39,7 +39,13 @@ class FitController : public QObject {
   const QList<FitSummary>& boxTable() const { return m_table; }  // 1..4 boxes
 
   // The fit library's answer for any entry and inputs (used for the list's "fits" column).
+  // The entry needs its fitModel (attachFitModels); without it the summary says why.
   static FitSummary compute(const CatalogEntry& entry, const FitInputs& inputs);
+  // Reads the catalog with the fit library and gives each entry its model specs. Returns an
+  // error message for a catalog the fit library refuses ("" when fine).
+  static QString attachFitModels(QList<CatalogEntry>& entries, const QByteArray& catalogJson);
+  // For a local GGUF file readable from this machine: exact tensor bytes from the file.
+  static QString attachFitModel(CatalogEntry& localEntry);
 
  signals:
   void changed();

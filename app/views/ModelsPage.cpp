@@ -280,7 +280,8 @@ bool ModelsPage::loadCatalog(const QString& path) {
     entries = parseCatalog(json, &error);
     if (error.isEmpty()) {
       const QString fitError = FitController::attachFitModels(entries, json);
-      if (!fitError.isEmpty()) error = tr("The fit calculator cannot read the catalog: %1").arg(fitError);
+      if (!fitError.isEmpty())
+        error = tr("The fit calculator cannot read the catalog: %1").arg(fitError);
     }
   }
   m_catalog->setEntries(entries);

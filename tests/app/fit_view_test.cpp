@@ -2,6 +2,8 @@
 // Models page's numbers equal arc::fit's for the same inputs (see fit_library_test below).
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "FitView.h"
 
 using namespace arc::app;
@@ -31,3 +33,103 @@ TEST(FitView, PlotsTheSummaryPerBox) {
   EXPECT_DOUBLE_EQ(view.plottedGiB(FitView::Headroom, 0), 0);
   EXPECT_EQ(view.plottedGiB(FitView::Weights, 1), -1);
 }
+
+#ifdef ARC_APP_HAVE_FIT
+#include "EngineSession.h"
+#include "ModelListModel.h"
+#include "ModelsPage.h"
+#include "arc/catalog.h"
+#include "arc/fit.h"
+
+namespace {
+const char* const kCatalog = ARC_TEST_DATA_DIR "/../../resources/catalog/models.json";
+
+arc::fit::Report libraryReport(const std::string& id, size_t build, const FitInputs& in) {
+  auto catalog = arc::catalog::load_catalog(kCatalog);
+  EXPECT_TRUE(catalog.ok()) << catalog.status().message();
+  const arc::catalog::Model* m = catalog->find(id);
+  EXPECT_NE(m, nullptr);
+  auto spec = arc::catalog::model_spec(*m, m->builds.at(build));
+  EXPECT_TRUE(spec.ok()) << spec.status().message();
+  arc::fit::Cluster c;
+  c.boxes = in.boxes;
+  c.usable_gib = in.usableGiB;
+  c.reserve_gib = in.reserveGiB;
+  arc::fit::Workload w;
+  w.context = in.contextTokens;
+  w.concurrency = in.concurrency;
+  w.kv_dtype = *arc::fit::parse_kv_dtype(in.kvDtype.toStdString());
+  auto r = arc::fit::compute(*spec, c, w);
+  EXPECT_TRUE(r.ok()) << r.status().message();
+  return *r;
+}
+}  // namespace
+
+TEST(FitView, ModelsPageNumbersEqualTheFitLibrary) {
+  EngineSession session;
+  ModelsPage page(&session);
+  ASSERT_TRUE(page.loadCatalog(QString::fromUtf8(kCatalog)));
+  ASSERT_TRUE(page.selectModel(QStringLiteral("qwen3-235b-a22b")));
+  FitInputs in;
+  in.boxes = 2;
+  in.contextTokens = 65536;
+  in.concurrency = 2;
+  in.kvDtype = QStringLiteral("q8_0");
+  in.reserveGiB = 6;
+  in.usableGiB = 120;
+  in.buildIndex = 2;  // q4_k
+  page.setInputs(in);
+  const arc::fit::Report r = libraryReport("qwen3-235b-a22b", 2, in);
+  const FitSummary& s = page.fitController()->summary();
+  ASSERT_TRUE(s.valid) << s.error.toStdString();
+  const arc::fit::BoxBudget& b = r.per_box;
+  const double gib = double(1ll << 30);
+  for (int box = 0; box < 2; ++box) {
+    EXPECT_DOUBLE_EQ(page.fitView()->plottedGiB(FitView::Weights, box),
+                     double(b.weights + b.ngram_tables) / gib);
+    EXPECT_DOUBLE_EQ(page.fitView()->plottedGiB(FitView::Kv, box),
+                     double(b.kv + b.recurrent_state) / gib);
+    EXPECT_DOUBLE_EQ(page.fitView()->plottedGiB(FitView::Runtime, box),
+                     double(b.workspace + b.runtime) / gib);
+    EXPECT_DOUBLE_EQ(page.fitView()->plottedGiB(FitView::Reserve, box), double(b.reserve) / gib);
+    EXPECT_NEAR(page.fitView()->plottedGiB(FitView::Headroom, box),
+                std::max<double>(0, double(b.headroom)) / gib, 1e-9);
+  }
+  EXPECT_EQ(page.fitView()->plottedGiB(FitView::Weights, 2), -1);
+  EXPECT_DOUBLE_EQ(page.fitView()->usableLineGiB(), double(b.usable) / gib);
+  EXPECT_EQ(s.maxContext, r.max_context);
+  EXPECT_DOUBLE_EQ(s.decodeCeilingTokensPerSec, r.decode_ceiling_tok_s);
+  EXPECT_EQ(s.fits, r.verdict != arc::fit::Verdict::kDoesNotFit);
+  EXPECT_EQ(s.reason.toStdString(), r.reason);
+  // The 1–4 box table.
+  const auto& table = page.fitController()->boxTable();
+  ASSERT_EQ(table.size(), qsizetype(r.by_boxes.size()));
+  for (size_t i = 0; i < r.by_boxes.size(); ++i) {
+    EXPECT_EQ(table[i].boxes, r.by_boxes[i].boxes);
+    EXPECT_EQ(table[i].maxContext, r.by_boxes[i].max_context) << i;
+    EXPECT_DOUBLE_EQ(table[i].decodeCeilingTokensPerSec, r.by_boxes[i].decode_ceiling_tok_s) << i;
+    EXPECT_EQ(table[i].fits, r.by_boxes[i].verdict != arc::fit::Verdict::kDoesNotFit) << i;
+  }
+}
+
+TEST(FitView, FitsColumnFollowsTheLibraryVerdict) {
+  EngineSession session;
+  ModelsPage page(&session);
+  ASSERT_TRUE(page.loadCatalog(QString::fromUtf8(kCatalog)));
+  const FitInputs in = page.fitController()->inputs();  // defaults, first build of each model
+  ModelListModel* m = page.catalogModel();
+  ASSERT_GT(m->rowCount(), 20);
+  int fits = 0, doesNot = 0;
+  for (const CatalogEntry& e : m->entries()) {
+    FitInputs each = in;
+    each.buildIndex = 0;
+    const arc::fit::Report r = libraryReport(e.id.toStdString(), 0, each);
+    const auto expected = r.verdict == arc::fit::Verdict::kDoesNotFit ? ModelListModel::Fit::No
+                                                                      : ModelListModel::Fit::Yes;
+    EXPECT_EQ(m->fitOf(e.id), expected) << e.id.toStdString();
+    (expected == ModelListModel::Fit::Yes ? fits : doesNot)++;
+  }
+  EXPECT_GT(fits, 0);  // the catalog has both kinds at the defaults
+  EXPECT_GT(doesNot, 0);
+}
+#endif
