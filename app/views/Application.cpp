@@ -32,14 +32,17 @@ QString installLanguage(const QString& code) {
     g_qtTranslator = nullptr;
   }
   const QLocale locale = code.isEmpty() ? QLocale::system() : QLocale(code);
-  if (locale.language() == QLocale::English || locale.language() == QLocale::C) return {};
+  const bool english = locale.language() == QLocale::English || locale.language() == QLocale::C;
   auto* t = new QTranslator(app);
-  if (!t->load(locale, QStringLiteral("arclight"), QStringLiteral("_"), QStringLiteral(":/i18n"))) {
+  // English needs its file too: it holds the plural forms of the "%n box(es)" strings.
+  if (!t->load(english ? QLocale(QLocale::English) : locale, QStringLiteral("arclight"),
+               QStringLiteral("_"), QStringLiteral(":/i18n"))) {
     delete t;
     return {};
   }
   QCoreApplication::installTranslator(t);
   g_appTranslator = t;
+  if (english) return {};
   // Qt's own strings (standard buttons, dialogs) from the installed Qt translations.
   auto* qt = new QTranslator(app);
   if (qt->load(locale, QStringLiteral("qtbase"), QStringLiteral("_"),

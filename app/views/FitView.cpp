@@ -35,7 +35,10 @@ FitView::FitView(QWidget* parent) : QWidget(parent) {
   m_usableLine = new QCPItemStraightLine(m_plot);
   m_usableLine->setPen(QPen(QColor(0xd0, 0x3b, 0x3b), 1.5, Qt::DashLine));
   m_plot->legend->setVisible(true);
-  m_plot->axisRect()->insetLayout()->setInsetAlignment(0, Qt::AlignTop | Qt::AlignRight);
+  // One row above the bars, so the legend never hides them.
+  m_plot->legend->setFillOrder(QCPLayoutGrid::foColumnsFirst);
+  m_plot->legend->setWrap(PartCount);
+  m_plot->axisRect()->insetLayout()->setInsetAlignment(0, Qt::AlignTop | Qt::AlignHCenter);
   m_plot->xAxis->grid()->setVisible(false);
   retranslate();
   applyColors();
@@ -101,7 +104,7 @@ void FitView::setSummary(const FitSummary& summary) {
   for (int p = 0; p < PartCount; ++p) m_bars[p]->setData(keys, values[p], true);
   m_plot->xAxis->setTicker(ticker);
   m_plot->xAxis->setRange(0.4, qMax<qsizetype>(1, summary.perBox.size()) + 0.6);
-  m_plot->yAxis->setRange(0, top > 0 ? top * 1.12 : 128);
+  m_plot->yAxis->setRange(0, top > 0 ? top * 1.22 : 128);
   m_usableLine->setVisible(usable > 0);
   m_usableLine->point1->setCoords(0, usable);
   m_usableLine->point2->setCoords(1, usable);

@@ -38,7 +38,9 @@ QTableView* makeTable(QAbstractItemModel* model, QWidget* parent) {
   view->setSelectionMode(QAbstractItemView::SingleSelection);
   view->setSortingEnabled(true);
   view->verticalHeader()->hide();
+  view->setWordWrap(false);
   view->horizontalHeader()->setStretchLastSection(true);
+  view->sortByColumn(0, Qt::AscendingOrder);
   view->setAlternatingRowColors(true);
   view->setEditTriggers(QAbstractItemView::NoEditTriggers);
   return view;
@@ -289,6 +291,7 @@ bool ModelsPage::loadCatalog(const QString& path) {
   m_catalogMessage->setText(error);
   updateFamilies();
   updateFitsColumn();
+  m_catalogView->resizeColumnsToContents();
   if (!entries.isEmpty() && !m_fit.hasEntry()) selectModel(entries.first().id);
   return error.isEmpty();
 }
@@ -412,16 +415,20 @@ void ModelsPage::updateFitDisplay() {
   m_numbers->setText(lines.join(QLatin1Char('\n')));
 }
 
+// "Fits" in the lists means: some build of the model fits with the current settings.
 void ModelsPage::updateFitsColumn() {
   const FitInputs in = m_fit.inputs();
   for (ModelListModel* model : {m_catalog, m_local}) {
     for (const CatalogEntry& e : model->entries()) {
-      FitInputs each = in;
-      each.buildIndex = 0;
-      const FitSummary s = FitController::compute(e, each);
-      model->setFit(e.id, !s.valid ? ModelListModel::Fit::Unknown
-                          : s.fits ? ModelListModel::Fit::Yes
-                                   : ModelListModel::Fit::No);
+      ModelListModel::Fit fit = ModelListModel::Fit::Unknown;
+      const int builds = qMax(1, int(e.builds.size()));
+      for (int b = 0; b < builds && fit != ModelListModel::Fit::Yes; ++b) {
+        FitInputs each = in;
+        each.buildIndex = b;
+        const FitSummary s = FitController::compute(e, each);
+        if (s.valid) fit = s.fits ? ModelListModel::Fit::Yes : ModelListModel::Fit::No;
+      }
+      model->setFit(e.id, fit);
     }
   }
 }
@@ -450,6 +457,7 @@ void ModelsPage::onLocalModels(const QJsonArray& models) {
   m_local->setLoaded(m_session->loadedPath());
   updateFamilies();
   updateFitsColumn();
+  m_localView->resizeColumnsToContents();
   m_localMessage->setText(
       entries.isEmpty() ? tr("No GGUF files in the model folders. Add a folder in Settings, "
                              "or try the demo model.")

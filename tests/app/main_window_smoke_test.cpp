@@ -6,6 +6,9 @@
 #include <QStandardPaths>
 #include <QTest>
 
+#include "Application.h"
+#include "EngineClient.h"
+#include "FitController.h"
 #include "MainWindow.h"
 #include "ModelListModel.h"
 #include "ModelsPage.h"
@@ -33,4 +36,44 @@ TEST(MainWindowSmoke, OpensSwitchesPagesAndSavesScreenshots) {
     const QString path = QDir(dir).filePath(QStringLiteral("page_%1.png").arg(page));
     EXPECT_TRUE(w.grab().save(path)) << path.toStdString();
   }
+}
+
+TEST(MainWindowSmoke, GermanTranslationIsCompleteForEveryContext) {
+  ASSERT_EQ(installLanguage(QStringLiteral("de")), QStringLiteral("de"));
+  // One string per class context: the contexts tr() uses must match the .ts file's.
+  EXPECT_EQ(MainWindow::tr("Models"), QStringLiteral("Modelle"));
+  EXPECT_EQ(ModelsPage::tr("Load"), QStringLiteral("Laden"));
+  EXPECT_EQ(ModelListModel::tr("Family"), QStringLiteral("Familie"));
+  EXPECT_EQ(EngineClient::tr("HTTP %1"), QStringLiteral("HTTP %1"));
+  EXPECT_EQ(FitController::tr("tight"), QStringLiteral("knapp"));
+  EXPECT_EQ(ModelsPage::tr("Fits on %n box(es)", nullptr, 2), QStringLiteral("Passt auf 2 Boxen"));
+  EXPECT_EQ(engineStateName(EngineState::Ready), QStringLiteral("bereit"));
+  {
+    MainWindow w;
+    EXPECT_TRUE(w.statusText().contains(QStringLiteral("Kein Modell geladen")))
+        << w.statusText().toStdString();
+  }
+  EXPECT_EQ(installLanguage(QStringLiteral("en")), QString());
+  EXPECT_EQ(MainWindow::tr("Models"), QStringLiteral("Models"));
+  // English plural forms come from arclight_en.ts.
+  EXPECT_EQ(ModelsPage::tr("Fits on %n box(es)", nullptr, 1), QStringLiteral("Fits on 1 box"));
+  EXPECT_EQ(ModelsPage::tr("Fits on %n box(es)", nullptr, 3), QStringLiteral("Fits on 3 boxes"));
+}
+
+TEST(MainWindowSmoke, DarkThemeModelsPageScreenshot) {
+  applyTheme(AppSettings::Theme::Dark);
+  MainWindow w;
+  w.resize(1400, 900);
+  w.show();
+  ASSERT_TRUE(QTest::qWaitForWindowExposed(&w));
+  w.setCurrentPage(MainWindow::ModelsPageIndex);
+  ASSERT_TRUE(w.modelsPage()->selectModel(QStringLiteral("qwen3-235b-a22b")));
+  FitInputs in = w.modelsPage()->fitController()->inputs();
+  in.boxes = 2;
+  in.buildIndex = 2;
+  w.modelsPage()->setInputs(in);
+  QTest::qWait(50);
+  EXPECT_TRUE(w.grab().save(
+      QDir(QStringLiteral(ARC_APP_SCREENSHOT_DIR)).filePath(QStringLiteral("models_dark.png"))));
+  applyTheme(AppSettings::Theme::Light);
 }
