@@ -59,9 +59,10 @@ TEST_F(EngineClientTest, ConnectsFetchesStatusAndSendsKey) {
   ASSERT_EQ(s.memory.size(), 2);
   EXPECT_EQ(s.memory[1].usedBytes, 2147483648LL);
   EXPECT_EQ(client.connection(), EngineClient::Connection::Connected);
-  for (const auto& r : engine.requests)
+  for (const auto& r : engine.requests) {
     if (r.path != "/health")
       EXPECT_EQ(r.authorization, QByteArray("Bearer secret")) << r.path.data();
+  }
 }
 
 TEST_F(EngineClientTest, WrongKeyIsAPlainMessage) {
@@ -178,4 +179,60 @@ TEST_F(EngineClientTest, MalformedJsonAndBadEventsDoNotCrash) {
   engine.sendEvents("event: stats\ndata: [1,2\n\nevent: future_kind\ndata: {}\n\n");
   ASSERT_TRUE(QTest::qWaitFor([&] { return errors.count() >= 1; }, 3000));
   EXPECT_EQ(errors.count(), 1);  // the unknown type is ignored, the broken one reported
+}
+
+// The session the pages share: load progress becomes bytes and time left, a refusal keeps its
+// numbers, load_done and unload mark the model.
+#include "EngineSession.h"
+
+TEST_F(EngineClientTest, SessionTracksLoadProgressRefusalAndLoadedModel) {
+  arc::app::EngineSession session;
+  session.client()->setBaseUrl(client.baseUrl());
+  session.client()->setBackoff(20, 200);
+  QSignalSpy opened(session.client(), &EngineClient::eventStreamOpened);
+  session.client()->connectToEngine();
+  ASSERT_TRUE(QTest::qWaitFor([&] { return opened.count() == 1; }, 5000));
+  ASSERT_TRUE(QTest::qWaitFor(
+      [&] { return session.loadedPath() == QStringLiteral("/m/tiny.gguf"); }, 3000));
+
+  engine.setResponse("POST", "/engine/load", 202, R"({"state":"loading"})");
+  QSignalSpy finished(&session, &arc::app::EngineSession::loadFinished);
+  session.load(QStringLiteral("/m/other.gguf"));
+  EXPECT_TRUE(session.isLoading());
+  engine.sendEvents(
+      "event: load_progress\ndata: {\"rank\":0,\"bytes_done\":0,\"bytes_total\":1073741824}\n\n");
+  QTest::qWait(200);
+  engine.sendEvents(
+      "event: load_progress\ndata: {\"rank\":0,\"bytes_done\":536870912,"
+      "\"bytes_total\":1073741824}\n\n");
+  ASSERT_TRUE(
+      QTest::qWaitFor([&] { return session.loadTracker().bytesDone() == 536870912; }, 3000));
+  EXPECT_DOUBLE_EQ(session.loadTracker().fraction(), 0.5);
+  EXPECT_GT(session.loadTracker().secondsLeft(), 0);
+  EXPECT_TRUE(session.loadTracker().describe().startsWith(QStringLiteral("512.0 MiB of 1.0 GiB")))
+      << session.loadTracker().describe().toStdString();
+  engine.setResponse("GET", "/engine/status", 200,
+                     R"({"state":"ready","model":{"id":"other","path":"/m/other.gguf"}})");
+  engine.sendEvents("event: load_done\ndata: {\"model\":\"other\"}\n\n");
+  ASSERT_TRUE(QTest::qWaitFor([&] { return finished.count() == 1; }, 3000));
+  EXPECT_TRUE(finished.first().at(0).toBool());
+  ASSERT_TRUE(QTest::qWaitFor(
+      [&] { return session.loadedPath() == QStringLiteral("/m/other.gguf"); }, 3000));
+
+  // A refusal: the message carries the engine's numbers.
+  engine.setResponse("POST", "/engine/load", 507,
+                     R"({"error":{"message":"needs more memory","required_bytes":214748364800,
+                         "available_bytes":107374182400}})");
+  session.load(QStringLiteral("/m/huge.gguf"));
+  ASSERT_TRUE(QTest::qWaitFor([&] { return finished.count() == 2; }, 3000));
+  EXPECT_FALSE(finished.last().at(0).toBool());
+  const QString msg = finished.last().at(1).toString();
+  EXPECT_TRUE(msg.contains(QStringLiteral("200.0 GiB")) &&
+              msg.contains(QStringLiteral("100.0 GiB")))
+      << msg.toStdString();
+  EXPECT_FALSE(session.isLoading());
+  EXPECT_EQ(session.message(), msg);
+
+  engine.sendEvents("event: unloaded\ndata: {}\n\n");
+  ASSERT_TRUE(QTest::qWaitFor([&] { return session.loadedPath().isEmpty(); }, 3000));
 }
