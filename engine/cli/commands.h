@@ -13,5 +13,7 @@ struct CliContext {
 
 void add_version_command(CLI::App& app, CliContext& ctx);
 void add_fit_command(CLI::App& app, CliContext& ctx);
+void add_inspect_command(CLI::App& app, CliContext& ctx);
+void add_chat_template_command(CLI::App& app, CliContext& ctx);
 
 }  // namespace arc::cli

@@ -22,6 +22,8 @@ int main(int argc, char** argv) {
   arc::cli::CliContext ctx;
   arc::cli::add_version_command(app, ctx);
   arc::cli::add_fit_command(app, ctx);
+  arc::cli::add_inspect_command(app, ctx);
+  arc::cli::add_chat_template_command(app, ctx);
 
   try {
     app.parse(argc, argv);

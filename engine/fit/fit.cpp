@@ -94,8 +94,9 @@ int64_t largest_context(const ModelSpec& m, const Cluster& c, const Workload& w,
   if (box_budget(m, c, w, boxes, 1).headroom < 0) return 0;
   const int64_t cap = m.arch.max_context > 0 ? m.arch.max_context : kContextSearchCap;
   if (m.arch.attention == AttentionKind::kUnknown) {
+    // KV unknown: only the model's own limit is known, if any (-1: no limit known).
     *capped = m.arch.max_context > 0;
-    return m.arch.max_context;  // KV unknown: only the model's own limit is known
+    return m.arch.max_context > 0 ? m.arch.max_context : -1;
   }
   if (box_budget(m, c, w, boxes, cap).headroom >= 0) {
     *capped = true;
@@ -146,7 +147,7 @@ std::string make_reason(const Report& r) {
     const uint64_t fixed = b.weights + b.ngram_tables + b.runtime + b.reserve + b.workspace;
     if (b.weights + b.ngram_tables > b.usable) {
       s += fmt::format("; the weights alone take {} a box", format_gib(b.weights + b.ngram_tables));
-    } else if (fixed <= b.usable && r.max_context > 0) {
+    } else if (fixed <= b.usable && r.max_context > 0 && r.kv_known) {
       s += fmt::format(
           "; the KV cache for {} tokens x {} sequences takes {} a box, and the "
           "largest context that fits is {} tokens",
@@ -244,8 +245,8 @@ Result<Report> compute(const ModelSpec& model, const Cluster& cluster, const Wor
   r.warnings = model.notes;
   if (!r.kv_known) {
     r.warnings.push_back(
-        "the KV cache layout of this model is not published: KV is counted as 0, "
-        "so the verdict covers weights, runtime and reserve only");
+        "the KV cache layout of this model is unknown (not published, or not in the file's "
+        "metadata): KV is counted as 0, so the verdict covers weights, runtime and reserve only");
   }
   if (a.hidden <= 0) r.warnings.push_back("hidden size unknown: workspaces not estimated");
   if (a.layers <= 0 || a.hidden <= 0) {

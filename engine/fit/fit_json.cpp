@@ -11,23 +11,6 @@ using nlohmann::json;
 
 namespace {
 
-json arch_json(const Architecture& a) {
-  return {{"layers", a.layers},
-          {"hidden", a.hidden},
-          {"vocab", a.vocab},
-          {"max_context", a.max_context},
-          {"attention", attention_kind_name(a.attention)},
-          {"kv_heads", a.kv_heads},
-          {"key_length", a.key_length},
-          {"value_length", a.value_length},
-          {"kv_lora_rank", a.kv_lora_rank},
-          {"rope_dim", a.rope_dim},
-          {"sliding_window", a.sliding_window},
-          {"sliding_layers", a.sliding_layers},
-          {"linear_layers", a.linear_layers},
-          {"linear_state_bytes_per_layer", a.linear_state_bytes_per_layer}};
-}
-
 json budget_json(const BoxBudget& b) {
   return {{"weights", b.weights},
           {"ngram_tables", b.ngram_tables},
@@ -67,6 +50,23 @@ Status read_int(const json& j, const char* key, int64_t min, int64_t* out) {
 
 }  // namespace
 
+json to_json(const Architecture& a) {
+  return {{"layers", a.layers},
+          {"hidden", a.hidden},
+          {"vocab", a.vocab},
+          {"max_context", a.max_context},
+          {"attention", attention_kind_name(a.attention)},
+          {"kv_heads", a.kv_heads},
+          {"key_length", a.key_length},
+          {"value_length", a.value_length},
+          {"kv_lora_rank", a.kv_lora_rank},
+          {"rope_dim", a.rope_dim},
+          {"sliding_window", a.sliding_window},
+          {"sliding_layers", a.sliding_layers},
+          {"linear_layers", a.linear_layers},
+          {"linear_state_bytes_per_layer", a.linear_state_bytes_per_layer}};
+}
+
 json to_json(const ModelSpec& m) {
   return {{"name", m.name},
           {"weights_bytes", m.weights_bytes},
@@ -74,7 +74,7 @@ json to_json(const ModelSpec& m) {
           {"ngram_table_bytes", m.ngram_table_bytes},
           {"active_bytes_per_token", m.active_bytes_per_token},
           {"weights_basis", m.weights_basis},
-          {"arch", arch_json(m.arch)},
+          {"arch", to_json(m.arch)},
           {"notes", m.notes}};
 }
 
@@ -164,3 +164,57 @@ Result<Workload> workload_from_json(const json& j, const Workload& defaults) {
 }
 
 }  // namespace arc::fit
+
+namespace arc::catalog {
+
+namespace {
+
+nlohmann::json figure_json(const std::optional<Figure>& f) {
+  if (!f) return nullptr;
+  return {{"value", f->value}, {"unit", f->unit}, {"source", f->source}, {"bytes", f->bytes()}};
+}
+
+}  // namespace
+
+nlohmann::json to_json(const Catalog& c) {
+  nlohmann::json models = nlohmann::json::array();
+  for (const Model& m : c.models) {
+    nlohmann::json builds = nlohmann::json::array();
+    for (const Build& b : m.builds) {
+      nlohmann::json speeds = nlohmann::json::array();
+      for (const Speed& s : b.speeds) {
+        speeds.push_back({{"boxes", s.boxes},
+                          {"tok_s", s.tok_s},
+                          {"what", s.what},
+                          {"engine", s.engine},
+                          {"source", s.source}});
+      }
+      builds.push_back({{"name", b.name},
+                        {"format", b.format},
+                        {"bits_per_weight", b.bits_per_weight},
+                        {"params_16bit_b", b.params_16bit_b},
+                        {"active_params_16bit_b", b.active_params_16bit_b},
+                        {"weights", figure_json(b.weights)},
+                        {"ngram_table", figure_json(b.ngram_table)},
+                        {"weights_include_ngram", b.weights_include_ngram},
+                        {"speeds", speeds},
+                        {"sources", b.sources},
+                        {"notes", b.notes}});
+    }
+    models.push_back({{"id", m.id},
+                      {"name", m.name},
+                      {"origin", m.origin},
+                      {"family", m.family},
+                      {"total_params_b", m.total_params_b},
+                      {"active_params_b", m.active_params_b},
+                      {"ngram_params_b", m.ngram_params_b},
+                      {"arch", fit::to_json(m.arch)},
+                      {"license", m.license},
+                      {"sources", m.sources},
+                      {"notes", m.notes},
+                      {"builds", builds}});
+  }
+  return {{"schema_version", c.schema_version}, {"models", models}};
+}
+
+}  // namespace arc::catalog

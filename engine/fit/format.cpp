@@ -14,7 +14,8 @@ std::string gib(double bytes) {
 }
 
 std::string context_text(int64_t ctx, bool capped) {
-  if (ctx <= 0) return "none";
+  if (ctx < 0) return "unknown";
+  if (ctx == 0) return "none";
   return capped ? fmt::format("{} (model max)", ctx) : fmt::format("{}", ctx);
 }
 

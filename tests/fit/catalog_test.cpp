@@ -127,3 +127,61 @@ TEST(FitCatalog, BuiltInPaths) {
 
 }  // namespace
 }  // namespace arc::catalog
+
+#include "arc/fit_json.h"
+
+namespace arc::catalog {
+namespace {
+
+TEST(FitCatalog, JsonListsModelsBuildsAndSources) {
+  auto c = load_catalog(ARC_CATALOG_FILE);
+  ASSERT_TRUE(c.ok()) << c.status().to_string();
+  nlohmann::json j = to_json(*c);
+  ASSERT_EQ(j["models"].size(), c->models.size());
+  const Model* m = c->find("deepseek-v4.1-flash-1017");
+  ASSERT_NE(m, nullptr);
+  const size_t i = static_cast<size_t>(m - c->models.data());
+  const nlohmann::json& jm = j["models"][i];
+  EXPECT_EQ(jm["id"], m->id);
+  EXPECT_EQ(jm["builds"].size(), m->builds.size());
+  EXPECT_EQ(jm["builds"][0]["weights"]["unit"], m->builds[0].weights->unit);
+  EXPECT_DOUBLE_EQ(jm["builds"][0]["weights"]["bytes"].get<double>(),
+                   m->builds[0].weights->bytes());
+  EXPECT_FALSE(jm["sources"].empty());
+  const Model* v3 = c->find("deepseek-v3");
+  ASSERT_NE(v3, nullptr);
+  EXPECT_EQ(j["models"][static_cast<size_t>(v3 - c->models.data())]["arch"]["attention"], "mla");
+}
+
+}  // namespace
+}  // namespace arc::catalog
+
+namespace arc::catalog {
+namespace {
+
+// Every prefix of a valid catalog, and every single-byte corruption, is an error or a valid
+// catalog; never a crash (the app loads catalogs users edit by hand).
+TEST(FitCatalog, TruncatedAndCorruptedTextNeverCrashes) {
+  const std::string good = kMinimal;
+  for (size_t n = 0; n < good.size(); ++n) {
+    auto c = parse_catalog(std::string_view(good).substr(0, n), "cut.json");
+    EXPECT_FALSE(c.ok()) << n;
+  }
+  for (size_t i = 0; i < good.size(); ++i) {
+    for (char ch : {'0', '-', '"', '}', 'x'}) {
+      std::string bad = good;
+      bad[i] = ch;
+      auto c = parse_catalog(bad, "bad.json");
+      if (c.ok()) {
+        for (const Model& m : c->models) {
+          for (const Build& b : m.builds) (void)model_spec(m, b);
+        }
+      } else {
+        EXPECT_FALSE(c.status().message().empty());
+      }
+    }
+  }
+}
+
+}  // namespace
+}  // namespace arc::catalog

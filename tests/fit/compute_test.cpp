@@ -225,3 +225,26 @@ TEST(FitCompute, TextHasBothTables) {
 
 }  // namespace
 }  // namespace arc::fit
+
+namespace arc::fit {
+namespace {
+
+TEST(FitCompute, UnknownKvLayoutLeavesOnlyTheModelLimit) {
+  ModelSpec m = toy();
+  m.arch.attention = AttentionKind::kUnknown;
+  Workload w;
+  auto r = compute(m, bare(1), w);
+  ASSERT_TRUE(r.ok());
+  EXPECT_FALSE(r->kv_known);
+  EXPECT_EQ(r->per_box.kv, 0u);
+  EXPECT_EQ(r->max_context, -1);
+  EXPECT_FALSE(r->warnings.empty());
+  m.arch.max_context = 5000;
+  r = compute(m, bare(1), w);
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->max_context, 5000);
+  EXPECT_TRUE(r->max_context_capped);
+}
+
+}  // namespace
+}  // namespace arc::fit

@@ -147,7 +147,7 @@ struct BoxRow {
   int boxes = 0;
   BoxBudget per_box;
   Verdict verdict = Verdict::kDoesNotFit;
-  int64_t max_context = 0;  // at the chosen concurrency; 0 when nothing fits
+  int64_t max_context = 0;  // at the chosen concurrency; 0 when nothing fits, -1 unknown
   double decode_ceiling_tok_s = 0;
 };
 
@@ -161,9 +161,11 @@ struct Report {
   std::string reason;  // one plain sentence
 
   bool kv_known = false;
-  double kv_bytes_per_token = 0;    // whole model, one sequence, before any window cap
-  uint64_t kv_bytes_total = 0;      // all boxes together at context x concurrency (no replication)
-  int64_t max_context = 0;          // largest context that fits at the chosen concurrency
+  double kv_bytes_per_token = 0;  // whole model, one sequence, before any window cap
+  uint64_t kv_bytes_total = 0;    // all boxes together at context x concurrency (no replication)
+  // Largest context that fits at the chosen concurrency: 0 when not even one token fits, -1 when
+  // the KV layout and the model's own limit are both unknown.
+  int64_t max_context = 0;
   bool max_context_capped = false;  // true when limited by the model's own max_context
 
   double active_bytes_per_token = 0;  // weights read per decode step, all boxes

@@ -7,7 +7,8 @@
 //                "runtime": B, "reserve": B, "used": B, "usable": B, "headroom": B, "used_gib": x,
 //                "headroom_gib": x},
 //    "verdict": "fits" | "tight" | "does not fit", "reason": "...",
-//    "kv_known": bool, "kv_bytes_per_token": x, "kv_bytes_total": B, "max_context": n,
+//    "kv_known": bool, "kv_bytes_per_token": x, "kv_bytes_total": B, "max_context": n (0: none
+//    fits, -1: unknown),
 //    "max_context_capped": bool, "active_bytes_per_token": x, "read_bytes_per_box": x,
 //    "decode_ceiling_tok_s": x, "link_bytes_per_token": x, "link_utilisation": x,
 //    "by_boxes": [{"boxes": n, "per_box": {...}, "verdict": "...", "max_context": n,
@@ -16,11 +17,13 @@
 
 #include <nlohmann/json.hpp>
 
+#include "arc/catalog.h"
 #include "arc/fit.h"
 #include "arc/status.h"
 
 namespace arc::fit {
 
+nlohmann::json to_json(const Architecture& a);
 nlohmann::json to_json(const ModelSpec& m);
 nlohmann::json to_json(const Cluster& c);
 nlohmann::json to_json(const Workload& w);
@@ -32,3 +35,11 @@ Result<Cluster> cluster_from_json(const nlohmann::json& j, const Cluster& defaul
 Result<Workload> workload_from_json(const nlohmann::json& j, const Workload& defaults = {});
 
 }  // namespace arc::fit
+
+namespace arc::catalog {
+
+// The catalog as the app and GET/POST handlers show it: every model with its builds, published
+// figures and sources (same field names as models.json, arch numbers as the calculator reads them).
+nlohmann::json to_json(const Catalog& c);
+
+}  // namespace arc::catalog
