@@ -15,5 +15,6 @@ void add_version_command(CLI::App& app, CliContext& ctx);
 void add_make_test_model_command(CLI::App& app, CliContext& ctx);
 void add_bench_command(CLI::App& app, CliContext& ctx);
 void add_run_command(CLI::App& app, CliContext& ctx);
+void add_inspect_command(CLI::App& app, CliContext& ctx);
 
 }  // namespace arc::cli

@@ -75,6 +75,18 @@ constexpr AccumulateFn<T, KvT> accumulate_fn(int g, std::integer_sequence<int, G
   return fns[g - 1];
 }
 
+// Asks for the rows of one kv head in one cache block before they are needed: a sequence's blocks
+// are scattered, so the hardware prefetcher cannot guess the next one. rows: n rows from `row`
+// on, n_kv_head rows apart.
+inline void prefetch_block(const void* cache, int64_t row, int64_t n, int64_t n_kv_head,
+                           size_t row_bytes) {
+  const char* base = static_cast<const char*>(cache);
+  for (int64_t j = 0; j < n; ++j) {
+    const char* p = base + static_cast<size_t>(row + j * n_kv_head) * row_bytes;
+    for (size_t off = 0; off < row_bytes; off += 64) __builtin_prefetch(p + off);
+  }
+}
+
 // Per-thread scratch for one range of work items.
 struct Scratch {
   std::vector<float> acc;     // [n_rep, head_dim]
@@ -84,23 +96,22 @@ struct Scratch {
   std::vector<float> v_rows;  // [block_size, head_dim], Q8_0 only
 };
 
-// Elements of KvT per cache row: F16/F32 rows are read in place; Q8_0 blocks are first
-// dequantized into scratch (KvT = float) with a row stride of head_dim.
+// Runs the online softmax of token t, kv head g over the visible positions [lo, hi] (may be
+// empty), leaving the unnormalised state in s: acc [n_rep, head_dim], running max m and sum l.
+// F16/F32 rows are read in place; Q8_0 blocks are first dequantized into scratch (KvT = float)
+// with a row stride of head_dim.
 template <class T, class KvT>
-void attend_item(const PagedAttentionArgs& a, int64_t t, int64_t g, float scale, Scratch& s) {
+void attend_range(const PagedAttentionArgs& a, int64_t t, int64_t g, int64_t lo, int64_t hi,
+                  float scale, Scratch& s) {
   const int64_t d = a.head_dim;
   const int64_t n_rep = a.n_head / a.n_kv_head;
   const int64_t bs = a.block_size;
-  const int64_t pos = a.token_pos[t];
-  float* out0 = a.out + (t * a.n_head + g * n_rep) * d;  // [n_rep, head_dim]
-  if (pos < 0) {
-    std::fill(out0, out0 + n_rep * d, 0.0f);
-    return;
-  }
-  const int64_t first = a.sliding_window > 0 ? std::max<int64_t>(0, pos - a.sliding_window + 1) : 0;
+  const int64_t first = lo;
+  const int64_t pos = hi;
   const int32_t* table = a.block_tables + a.token_seq[t] * a.max_blocks_per_seq;
   const bool quantized = a.kv_type == DType::Q8_0;
   const int64_t row_stride = quantized ? d : a.n_kv_head * d;  // elements between positions
+  const size_t rb = kv_row_bytes(a.kv_type, d);
 
   std::fill(s.acc.begin(), s.acc.end(), 0.0f);
   std::fill(s.m.begin(), s.m.end(), -INFINITY);
@@ -108,10 +119,17 @@ void attend_item(const PagedAttentionArgs& a, int64_t t, int64_t g, float scale,
   const float* q[kMaxGroup];
   float* acc[kMaxGroup];
 
+  if (first > pos) return;
   for (int64_t b = first / bs; b <= pos / bs; ++b) {
     const int64_t j0 = std::max(first, b * bs);
     const int64_t n = std::min(pos, b * bs + bs - 1) - j0 + 1;
     const int64_t slot0 = static_cast<int64_t>(table[b]) * bs + (j0 - b * bs);
+    if (b + 1 <= pos / bs) {
+      const int64_t next_n = std::min(bs, pos - (b + 1) * bs + 1);
+      const int64_t next_row = static_cast<int64_t>(table[b + 1]) * bs * a.n_kv_head + g;
+      prefetch_block(a.k_cache, next_row, next_n, a.n_kv_head, rb);
+      prefetch_block(a.v_cache, next_row, next_n, a.n_kv_head, rb);
+    }
     const KvT* k;
     const KvT* v;
     if (quantized) {
@@ -154,36 +172,113 @@ void attend_item(const PagedAttentionArgs& a, int64_t t, int64_t g, float scale,
                                                                                n, d, sc, bs);
     }
   }
-  for (int64_t r = 0; r < n_rep; ++r) {
-    const float inv = 1.0f / s.l[r];
-    const float* ar = s.acc.data() + r * d;
-    float* o = out0 + r * d;
-    for (int64_t i = 0; i < d; ++i) o[i] = ar[i] * inv;
+}
+
+// First visible position of token t (the sliding window's start).
+inline int64_t first_visible(const PagedAttentionArgs& a, int64_t pos) {
+  return a.sliding_window > 0 ? std::max<int64_t>(0, pos - a.sliding_window + 1) : 0;
+}
+
+template <class T>
+void attend(const PagedAttentionArgs& a, int64_t t, int64_t g, int64_t lo, int64_t hi, float scale,
+            Scratch& s) {
+  if (a.kv_type == DType::F16) {
+    attend_range<T, uint16_t>(a, t, g, lo, hi, scale, s);
+  } else {
+    attend_range<T, float>(a, t, g, lo, hi, scale, s);
   }
 }
+
+Scratch make_scratch(const PagedAttentionArgs& a) {
+  const int64_t d = a.head_dim;
+  const int64_t n_rep = a.n_head / a.n_kv_head;
+  Scratch s;
+  s.acc.resize(n_rep * d);
+  s.scores.resize(n_rep * a.block_size);
+  s.m.resize(n_rep);
+  s.l.resize(n_rep);
+  if (a.kv_type == DType::Q8_0) {
+    s.k_rows.resize(a.block_size * d);
+    s.v_rows.resize(a.block_size * d);
+  }
+  return s;
+}
+
+// Few (token, kv head) items over long contexts (decode) would leave threads idle, so the keys are
+// cut into chunks of about kSplitKeys positions at fixed, block-aligned boundaries, attended
+// separately and merged in chunk order. The decision and the boundaries depend only on the
+// shapes, never on the thread count, so results stay identical for any pool.
+constexpr int64_t kSplitMaxItems = 32;
+constexpr int64_t kSplitKeys = 256;
 
 template <class T>
 void paged_attention_impl(const PagedAttentionArgs& a, Parallel* pool) {
   const int64_t d = a.head_dim;
   const int64_t n_rep = a.n_head / a.n_kv_head;
   const float scale = a.scale != 0.0f ? a.scale : 1.0f / std::sqrt(static_cast<float>(d));
-  parallel_for(pool, a.n_tokens * a.n_kv_head, 1, [&](int64_t begin, int64_t end) {
-    Scratch s;
-    s.acc.resize(n_rep * d);
-    s.scores.resize(n_rep * a.block_size);
-    s.m.resize(n_rep);
-    s.l.resize(n_rep);
-    if (a.kv_type == DType::Q8_0) {
-      s.k_rows.resize(a.block_size * d);
-      s.v_rows.resize(a.block_size * d);
+  const int64_t n_items = a.n_tokens * a.n_kv_head;
+  int64_t max_pos = -1;
+  for (int64_t t = 0; t < a.n_tokens; ++t) max_pos = std::max<int64_t>(max_pos, a.token_pos[t]);
+  const int64_t chunk = std::max<int64_t>(1, kSplitKeys / a.block_size) * a.block_size;
+  const int64_t n_chunks = (max_pos + chunk) / chunk;
+
+  if (n_items >= kSplitMaxItems || n_chunks <= 1) {
+    parallel_for(pool, n_items, 1, [&](int64_t begin, int64_t end) {
+      Scratch s = make_scratch(a);
+      for (int64_t item = begin; item < end; ++item) {
+        const int64_t t = item / a.n_kv_head;
+        const int64_t g = item % a.n_kv_head;
+        const int64_t pos = a.token_pos[t];
+        float* out = a.out + (t * a.n_head + g * n_rep) * d;  // [n_rep, head_dim]
+        attend<T>(a, t, g, first_visible(a, pos), pos, scale, s);
+        for (int64_t r = 0; r < n_rep; ++r) {
+          const float inv = s.l[r] > 0.0f ? 1.0f / s.l[r] : 0.0f;  // no key visible: zeros
+          for (int64_t i = 0; i < d; ++i) out[r * d + i] = s.acc[r * d + i] * inv;
+        }
+      }
+    });
+    return;
+  }
+
+  // partial: [n_items, n_chunks, n_rep, head_dim + 2] = acc, then m and l.
+  const int64_t stride = d + 2;
+  std::vector<float> partial(n_items * n_chunks * n_rep * stride);
+  parallel_for(pool, n_items * n_chunks, 1, [&](int64_t begin, int64_t end) {
+    Scratch s = make_scratch(a);
+    for (int64_t job = begin; job < end; ++job) {
+      const int64_t item = job / n_chunks, c = job % n_chunks;
+      const int64_t t = item / a.n_kv_head, g = item % a.n_kv_head;
+      const int64_t pos = a.token_pos[t];
+      attend<T>(a, t, g, std::max(first_visible(a, pos), c * chunk),
+                std::min(pos, c * chunk + chunk - 1), scale, s);
+      float* p = partial.data() + job * n_rep * stride;
+      for (int64_t r = 0; r < n_rep; ++r) {
+        std::copy(s.acc.begin() + r * d, s.acc.begin() + (r + 1) * d, p + r * stride);
+        p[r * stride + d] = s.m[r];
+        p[r * stride + d + 1] = s.l[r];
+      }
     }
+  });
+  parallel_for(pool, n_items, 1, [&](int64_t begin, int64_t end) {
     for (int64_t item = begin; item < end; ++item) {
-      const int64_t t = item / a.n_kv_head;
-      const int64_t g = item % a.n_kv_head;
-      if (a.kv_type == DType::F16) {
-        attend_item<T, uint16_t>(a, t, g, scale, s);
-      } else {
-        attend_item<T, float>(a, t, g, scale, s);
+      const int64_t t = item / a.n_kv_head, g = item % a.n_kv_head;
+      float* out = a.out + (t * a.n_head + g * n_rep) * d;  // [n_rep, head_dim]
+      const float* p0 = partial.data() + item * n_chunks * n_rep * stride;
+      for (int64_t r = 0; r < n_rep; ++r) {
+        float m = -INFINITY;
+        for (int64_t c = 0; c < n_chunks; ++c) m = std::max(m, p0[(c * n_rep + r) * stride + d]);
+        float l = 0.0f;
+        float* o = out + r * d;
+        std::fill(o, o + d, 0.0f);
+        for (int64_t c = 0; c < n_chunks; ++c) {
+          const float* pc = p0 + (c * n_rep + r) * stride;
+          if (pc[d + 1] == 0.0f) continue;  // chunk saw no key
+          const float w = std::exp(pc[d] - m);
+          l += pc[d + 1] * w;
+          for (int64_t i = 0; i < d; ++i) o[i] += pc[i] * w;
+        }
+        const float inv = l > 0.0f ? 1.0f / l : 0.0f;
+        for (int64_t i = 0; i < d; ++i) o[i] *= inv;
       }
     }
   });

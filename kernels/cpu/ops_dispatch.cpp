@@ -1,5 +1,6 @@
 // Runtime choice among the op variants, and the plain entry points of ops.h / attention.h.
-// The CPU is probed once (a function-local constant); nothing else is global.
+// The CPU is probed once by cpu_dispatch (isa.cpp); the list of usable variants is a
+// function-local constant; nothing else is global.
 #include <vector>
 
 #include "arc/kernels/ops_isa.h"
@@ -10,23 +11,19 @@ namespace arc::kernels {
 
 namespace {
 
-bool cpu_has(OpsIsa isa) {
+// The variants compiled into this binary (ARC_KERNELS_X86 / __aarch64__ gate the ISA files).
+bool built(OpsIsa isa) {
   switch (isa) {
     case OpsIsa::kScalar:
       return true;
 #if defined(ARC_KERNELS_X86)
     case OpsIsa::kAvx2:
-      return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") &&
-             __builtin_cpu_supports("f16c");
     case OpsIsa::kAvx512:
-      return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-             __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq") &&
-             __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") &&
-             __builtin_cpu_supports("f16c");
+      return true;
 #endif
 #if defined(__aarch64__)
     case OpsIsa::kNeon:
-      return true;  // Advanced SIMD is mandatory on aarch64
+      return true;
 #endif
     default:
       return false;
@@ -37,7 +34,7 @@ const std::vector<OpsIsa>& available() {
   static const std::vector<OpsIsa> isas = [] {
     std::vector<OpsIsa> v;
     for (OpsIsa isa : {OpsIsa::kScalar, OpsIsa::kNeon, OpsIsa::kAvx2, OpsIsa::kAvx512}) {
-      if (cpu_has(isa)) v.push_back(isa);
+      if (built(isa) && cpu::isa_available(isa)) v.push_back(isa);
     }
     return v;
   }();
@@ -54,17 +51,7 @@ bool is_available(OpsIsa isa) {
 }  // namespace
 
 std::string_view ops_isa_name(OpsIsa isa) {
-  switch (isa) {
-    case OpsIsa::kScalar:
-      return "scalar";
-    case OpsIsa::kAvx2:
-      return "avx2";
-    case OpsIsa::kAvx512:
-      return "avx512";
-    case OpsIsa::kNeon:
-      return "neon";
-  }
-  return "unknown";
+  return cpu::isa_name(isa);
 }
 
 std::vector<OpsIsa> ops_isas_available() {

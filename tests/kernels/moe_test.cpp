@@ -152,12 +152,18 @@ void check_ffn(cpu::IsaLevel level, const Experts& ex, DType gt, DType dt, int64
   ASSERT_TRUE(ref::moe_ffn(a));
   a.y = y.data();
   ASSERT_TRUE(cpu::moe_ffn_at(level, a, pool));
-  // Activations quantized to 8 bits twice (x, then the SwiGLU output): a relative error of a few
-  // 1e-3 of the output's scale. Bound each value by 2% of the row's RMS plus 1e-4.
+  // SIMD levels quantize activations to 8 bits twice (x, then the SwiGLU output). The SwiGLU
+  // output is heavy-tailed (a product of Gaussians), so a Q8_K block's step is large next to its
+  // typical value: a few % of the row's RMS per output, up to ~4 sigma over 256 x 11 values, so
+  // 15% of the RMS; a wrong expert, weight or scale is off by ~100%. The matmul kernels are
+  // checked tightly in matmul_test, and PrefillGroupingEqualsPerTokenDecode below checks the
+  // grouping exactly. The scalar level keeps F32 activations: 1e-4 of the RMS.
+  const bool quantized = level != cpu::IsaLevel::kScalar && gt != DType::F16;
+  const double rel = quantized ? 0.15 : 1e-4;
   for (int64_t t = 0; t < n_tok; ++t) {
     double ss = 0;
     for (int64_t i = 0; i < n_embd; ++i) ss += y_ref[t * n_embd + i] * y_ref[t * n_embd + i];
-    const double tol = 0.02 * std::sqrt(ss / n_embd) + 1e-4;
+    const double tol = rel * std::sqrt(ss / n_embd) + 1e-5;
     for (int64_t i = 0; i < n_embd; ++i) {
       ASSERT_NEAR(y[t * n_embd + i], y_ref[t * n_embd + i], tol) << "t=" << t << " i=" << i;
     }
@@ -174,6 +180,56 @@ TEST(MoeFfn, EveryLevelMatchesReference) {
     check_ffn(level, kq, DType::Q4_K, DType::Q6_K, 11, RouterScoring::kSigmoid, &pool);
     check_ffn(level, mx, DType::MXFP4, DType::Q8_0, 5, RouterScoring::kSoftmax, nullptr);
     check_ffn(level, fl, DType::F16, DType::F32, 3, RouterScoring::kSoftmax, &pool);
+  }
+}
+
+// Grouping tokens by expert (prefill) must give each token exactly what running it alone (decode)
+// gives: the kernels compute each token's dot products with the same operations in the same order
+// whatever the group, and experts are added in the same order.
+TEST(MoeFfn, PrefillGroupingEqualsPerTokenDecode) {
+  ThreadPool pool(2);
+  const Experts ex = make_experts(DType::Q4_K, DType::Q6_K, kExperts, kEmbd, kFf);
+  const int64_t n_tok = 9, k = 3;
+  const auto x = random_floats(n_tok * kEmbd, 51);
+  const auto logits = random_floats(n_tok * kExperts, 52);
+  std::vector<int32_t> ids(n_tok * k);
+  std::vector<float> w(n_tok * k);
+  RouterArgs r;
+  r.logits = logits.data();
+  r.n_tokens = n_tok;
+  r.n_expert = kExperts;
+  r.k = k;
+  r.ids = ids.data();
+  r.weights = w.data();
+  moe_route(r);
+  for (cpu::IsaLevel level : cpu::available_isas()) {
+    MoeFfnArgs a;
+    a.n_embd = kEmbd;
+    a.n_ff = kFf;
+    a.n_expert = kExperts;
+    a.k = k;
+    a.gate = ex.gate.data();
+    a.up = ex.up.data();
+    a.down = ex.down.data();
+    a.gate_type = a.up_type = DType::Q4_K;
+    a.down_type = DType::Q6_K;
+    std::vector<float> y_all(n_tok * kEmbd), y_one(n_tok * kEmbd);
+    a.x = x.data();
+    a.n_tokens = n_tok;
+    a.ids = ids.data();
+    a.weights = w.data();
+    a.y = y_all.data();
+    ASSERT_TRUE(cpu::moe_ffn_at(level, a, &pool));
+    for (int64_t t = 0; t < n_tok; ++t) {
+      a.x = x.data() + t * kEmbd;
+      a.n_tokens = 1;
+      a.ids = ids.data() + t * k;
+      a.weights = w.data() + t * k;
+      a.y = y_one.data() + t * kEmbd;
+      ASSERT_TRUE(cpu::moe_ffn_at(level, a, nullptr));
+    }
+    EXPECT_EQ(0, std::memcmp(y_all.data(), y_one.data(), y_all.size() * sizeof(float)))
+        << cpu::isa_name(level);
   }
 }
 

@@ -8,16 +8,13 @@
 #include <vector>
 
 #include "arc/kernels/attention.h"
+#include "arc/kernels/cpu_dispatch.h"
 #include "arc/kernels/ops.h"
 
 namespace arc::kernels {
 
-enum class OpsIsa : int {
-  kScalar = 0,  // portable C++ (the compiler may still auto-vectorize for the baseline ISA)
-  kAvx2 = 1,    // AVX2 + FMA + F16C
-  kAvx512 = 2,  // AVX-512 F/BW/VL/DQ
-  kNeon = 3,    // aarch64 Advanced SIMD
-};
+// The same levels as the matmul dispatch (cpu_dispatch.h), detected there once.
+using OpsIsa = cpu::IsaLevel;
 
 std::string_view ops_isa_name(OpsIsa isa);
 // Variants built into this binary that this CPU can run, scalar first, best last.

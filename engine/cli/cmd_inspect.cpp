@@ -1,0 +1,119 @@
+// `arclight-engine inspect FILE [--json]`: what a GGUF model is and what it weighs. The figures
+// come from arc::gguf::summarize(); this file only prints them.
+#include <fmt/format.h>
+
+#include <cstdio>
+#include <string>
+
+#include "arc/gguf.h"
+#include "arc/gguf_summary.h"
+#include "commands.h"
+
+namespace arc::cli {
+
+namespace {
+
+std::string human_bytes(uint64_t b) {
+  const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+  double v = static_cast<double>(b);
+  int u = 0;
+  while (v >= 1024.0 && u < 4) {
+    v /= 1024.0;
+    ++u;
+  }
+  return u == 0 ? fmt::format("{} B", b) : fmt::format("{:.2f} {}", v, units[u]);
+}
+
+template <typename T>
+std::string or_dash(const std::optional<T>& v) {
+  return v ? fmt::format("{}", *v) : std::string("-");
+}
+
+std::string token_text(const std::optional<gguf::SpecialToken>& t) {
+  if (!t) return "-";
+  return t->text ? fmt::format("{} ({:?})", t->id, *t->text) : fmt::format("{}", t->id);
+}
+
+void print_text(const gguf::ModelSummary& s) {
+  const auto& hp = s.hp;
+  std::string out;
+  auto line = [&out](std::string_view label, const std::string& value) {
+    out += fmt::format("{:<28}{}\n", label, value);
+  };
+  line("file", fmt::format("{} (GGUF v{}, {} file{}, {})", s.path, s.version, s.n_files,
+                           s.n_files == 1 ? "" : "s", human_bytes(s.file_bytes)));
+  line("architecture", s.architecture.empty() ? std::string("(none)")
+                       : s.known_architecture
+                           ? s.architecture
+                           : s.architecture + " (unknown to Arclight: reported, not run)");
+  if (!s.name.empty()) line("name", s.name);
+  line("layers", or_dash(hp.block_count));
+  line("hidden size", or_dash(hp.embedding_length));
+  line("attention heads", or_dash(hp.head_count));
+  line("KV heads", or_dash(hp.head_count_kv));
+  line("head dim", or_dash(hp.head_dim) + (hp.value_length && hp.value_length != hp.key_length
+                                               ? fmt::format(" (value {})", *hp.value_length)
+                                               : ""));
+  line("FFN size", or_dash(hp.feed_forward_length));
+  if (hp.expert_count) {
+    line("experts (used/total)",
+         fmt::format("{}/{}", or_dash(hp.expert_used_count), *hp.expert_count));
+    line("expert FFN size", or_dash(hp.expert_feed_forward_length));
+  }
+  line("context length", or_dash(hp.context_length));
+  line("RoPE freq base", or_dash(hp.rope_freq_base));
+  if (hp.rope_scaling_type || hp.rope_scaling_factor) {
+    line("RoPE scaling", fmt::format("{} factor {} (original context {})",
+                                     or_dash(hp.rope_scaling_type), or_dash(hp.rope_scaling_factor),
+                                     or_dash(hp.rope_scaling_original_context_length)));
+  }
+  const auto& tk = s.tokenizer;
+  line("tokenizer", fmt::format("{} (pre {}), {} tokens", tk.model.empty() ? "-" : tk.model,
+                                tk.pre.empty() ? "-" : tk.pre, tk.vocab_size));
+  line("BOS / EOS / PAD",
+       fmt::format("{} / {} / {}", token_text(tk.bos), token_text(tk.eos), token_text(tk.pad)));
+  line("chat template", tk.has_chat_template ? "yes" : "no");
+  line("tensors",
+       fmt::format("{}, {} ({} bytes)", s.n_tensors, human_bytes(s.tensor_bytes), s.tensor_bytes));
+  for (const auto& [type, bytes] : s.bytes_by_type) {
+    line(fmt::format("  {}", type), fmt::format("{} ({} bytes)", human_bytes(bytes), bytes));
+  }
+  line("outside layers", human_bytes(s.non_layer_bytes));
+  for (const auto& [layer, bytes] : s.bytes_by_layer) {
+    line(fmt::format("  blk.{}", layer), fmt::format("{} ({} bytes)", human_bytes(bytes), bytes));
+  }
+  if (s.active_bytes_per_token) {
+    line("experts' bytes", human_bytes(s.expert_bytes));
+    line("active per token", fmt::format("{} ({} bytes)", human_bytes(*s.active_bytes_per_token),
+                                         *s.active_bytes_per_token));
+  }
+  std::fputs(out.c_str(), stdout);
+}
+
+}  // namespace
+
+void add_inspect_command(CLI::App& app, CliContext& ctx) {
+  auto* cmd = app.add_subcommand(
+      "inspect", "Show a GGUF model's architecture, hyperparameters, tokenizer and sizes");
+  auto path = std::make_shared<std::string>();
+  auto json = std::make_shared<bool>(false);
+  cmd->add_option("FILE", *path, "GGUF file (any part of a split model)")->required();
+  cmd->add_flag("--json", *json, "Print the summary as JSON");
+  cmd->callback([&ctx, path, json] {
+    auto file = gguf::File::open(*path);
+    if (!file.ok()) {
+      std::fprintf(stderr, "error: %s\n", file.status().to_string().c_str());
+      ctx.exit_code = 1;
+      return;
+    }
+    const gguf::ModelSummary s = gguf::summarize(*file);
+    if (*json) {
+      std::printf("%s\n", gguf::to_json(s).dump(2).c_str());
+    } else {
+      print_text(s);
+    }
+    ctx.exit_code = 0;
+  });
+}
+
+}  // namespace arc::cli

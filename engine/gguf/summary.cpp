@@ -1,0 +1,237 @@
+// summarize(): the figures of `inspect`, from `<arch>.*` and `tokenizer.*` metadata and the
+// tensor table.
+#include <algorithm>
+#include <array>
+#include <charconv>
+
+#include "arc/gguf_summary.h"
+
+namespace arc::gguf {
+
+namespace {
+
+// The families of DESIGN.md; anything else is reported, not rejected.
+constexpr std::array<std::string_view, 8> kKnownArchitectures = {
+    "llama", "qwen2", "qwen3", "qwen2moe", "qwen3moe", "gpt-oss", "glm4moe", "deepseek2"};
+
+// An integer key, or the largest element when the key is a per-layer array.
+std::optional<int64_t> int_or_max(const File& f, const std::string& key) {
+  const Value* v = f.find(key);
+  if (v == nullptr) return std::nullopt;
+  if (const Array* a = v->as_array()) {
+    std::optional<int64_t> best;
+    for (const Value& item : a->items) {
+      std::optional<int64_t> x = item.as_int();
+      if (x && (!best || *x > *best)) best = x;
+    }
+    return best;
+  }
+  return v->as_int();
+}
+
+std::optional<SpecialToken> special(const File& f, const char* key, const Array* vocab) {
+  std::optional<int64_t> id = f.get_int(key);
+  if (!id) return std::nullopt;
+  SpecialToken t;
+  t.id = *id;
+  if (vocab && *id >= 0 && static_cast<uint64_t>(*id) < vocab->items.size()) {
+    if (const std::string* s = vocab->items[static_cast<size_t>(*id)].as_string()) t.text = *s;
+  }
+  return t;
+}
+
+// "blk.12.ffn_up.weight" -> 12; nullopt for tensors outside the repeated layers.
+std::optional<int64_t> layer_of(std::string_view name) {
+  constexpr std::string_view kPrefix = "blk.";
+  if (name.substr(0, kPrefix.size()) != kPrefix) return std::nullopt;
+  name.remove_prefix(kPrefix.size());
+  int64_t n = 0;
+  auto [end, ec] = std::from_chars(name.data(), name.data() + name.size(), n);
+  if (ec != std::errc() || end == name.data() || end == name.data() + name.size() || *end != '.') {
+    return std::nullopt;
+  }
+  return n;
+}
+
+Hyperparameters read_hyperparameters(const File& f, const std::string& arch) {
+  Hyperparameters hp;
+  const std::string p = arch + ".";
+  hp.block_count = f.get_int(p + "block_count");
+  hp.embedding_length = f.get_int(p + "embedding_length");
+  hp.head_count = int_or_max(f, p + "attention.head_count");
+  hp.head_count_kv = int_or_max(f, p + "attention.head_count_kv");
+  hp.key_length = f.get_int(p + "attention.key_length");
+  hp.value_length = f.get_int(p + "attention.value_length");
+  if (hp.key_length) {
+    hp.head_dim = hp.key_length;
+  } else if (hp.embedding_length && hp.head_count && *hp.head_count > 0) {
+    hp.head_dim = *hp.embedding_length / *hp.head_count;
+  }
+  hp.expert_count = f.get_int(p + "expert_count");
+  hp.expert_used_count = f.get_int(p + "expert_used_count");
+  hp.expert_feed_forward_length = f.get_int(p + "expert_feed_forward_length");
+  hp.feed_forward_length = int_or_max(f, p + "feed_forward_length");
+  hp.context_length = f.get_int(p + "context_length");
+  hp.rope_freq_base = f.get_float(p + "rope.freq_base");
+  hp.rope_scaling_type = f.get_string(p + "rope.scaling.type");
+  hp.rope_scaling_factor = f.get_float(p + "rope.scaling.factor");
+  hp.rope_scaling_original_context_length = f.get_int(p + "rope.scaling.original_context_length");
+  return hp;
+}
+
+TokenizerSummary read_tokenizer(const File& f) {
+  TokenizerSummary t;
+  t.model = f.get_string("tokenizer.ggml.model").value_or("");
+  t.pre = f.get_string("tokenizer.ggml.pre").value_or("");
+  const Value* tokens = f.find("tokenizer.ggml.tokens");
+  const Array* vocab = tokens ? tokens->as_array() : nullptr;
+  if (vocab && vocab->elem_type != ValueType::kString) vocab = nullptr;
+  t.vocab_size = vocab ? vocab->items.size() : 0;
+  t.bos = special(f, "tokenizer.ggml.bos_token_id", vocab);
+  t.eos = special(f, "tokenizer.ggml.eos_token_id", vocab);
+  t.pad = special(f, "tokenizer.ggml.padding_token_id", vocab);
+  t.has_chat_template = f.get_string("tokenizer.chat_template").has_value();
+  return t;
+}
+
+// Metadata strings are not guaranteed UTF-8, and nlohmann's dump() throws on invalid UTF-8:
+// replace every invalid sequence with U+FFFD so the JSON always serializes.
+std::string valid_utf8(std::string_view in) {
+  std::string out;
+  out.reserve(in.size());
+  size_t i = 0;
+  while (i < in.size()) {
+    const auto c = static_cast<uint8_t>(in[i]);
+    size_t len = c < 0x80           ? 1
+                 : (c >> 5) == 0x6  ? 2
+                 : (c >> 4) == 0xE  ? 3
+                 : (c >> 3) == 0x1E ? 4
+                                    : 0;
+    bool ok = len != 0 && i + len <= in.size();
+    uint32_t cp = len == 1 ? c : len == 2 ? (c & 0x1F) : len == 3 ? (c & 0x0F) : (c & 0x07);
+    for (size_t k = 1; ok && k < len; ++k) {
+      const auto cc = static_cast<uint8_t>(in[i + k]);
+      ok = (cc & 0xC0) == 0x80;
+      cp = (cp << 6) | (cc & 0x3F);
+    }
+    // Reject overlong forms, surrogates and values past U+10FFFF.
+    if (ok && ((len == 2 && cp < 0x80) || (len == 3 && cp < 0x800) || (len == 4 && cp < 0x10000) ||
+               (cp >= 0xD800 && cp <= 0xDFFF) || cp > 0x10FFFF)) {
+      ok = false;
+    }
+    if (ok) {
+      out.append(in.substr(i, len));
+      i += len;
+    } else {
+      out += "\xEF\xBF\xBD";
+      ++i;
+    }
+  }
+  return out;
+}
+
+template <typename T>
+nlohmann::json opt(const std::optional<T>& v) {
+  if constexpr (std::is_same_v<T, std::string>) {
+    return v ? nlohmann::json(valid_utf8(*v)) : nlohmann::json(nullptr);
+  } else {
+    return v ? nlohmann::json(*v) : nlohmann::json(nullptr);
+  }
+}
+
+nlohmann::json special_json(const std::optional<SpecialToken>& t) {
+  if (!t) return nullptr;
+  return {{"id", t->id}, {"text", opt(t->text)}};
+}
+
+}  // namespace
+
+ModelSummary summarize(const File& f) {
+  ModelSummary s;
+  s.path = f.path();
+  s.version = f.version();
+  s.n_files = f.n_files();
+  s.file_bytes = f.file_bytes();
+  s.architecture = f.architecture();
+  s.known_architecture = std::find(kKnownArchitectures.begin(), kKnownArchitectures.end(),
+                                   s.architecture) != kKnownArchitectures.end();
+  s.name = f.get_string("general.name").value_or("");
+  if (!s.architecture.empty()) s.hp = read_hyperparameters(f, s.architecture);
+  s.tokenizer = read_tokenizer(f);
+
+  s.n_tensors = f.tensors().size();
+  for (const TensorInfo& t : f.tensors()) {
+    s.tensor_bytes += t.n_bytes;
+    s.bytes_by_type[std::string(dtype_name(t.type))] += t.n_bytes;
+    if (std::optional<int64_t> layer = layer_of(t.name)) {
+      s.bytes_by_layer[*layer] += t.n_bytes;
+    } else {
+      s.non_layer_bytes += t.n_bytes;
+    }
+    if (t.name.find("_exps") != std::string::npos) s.expert_bytes += t.n_bytes;
+  }
+  const auto& hp = s.hp;
+  if (hp.expert_count && hp.expert_used_count && *hp.expert_count > 0 &&
+      *hp.expert_used_count >= 0 && *hp.expert_used_count <= *hp.expert_count) {
+    // Expert tensors hold all experts stacked; a token reads used/total of them.
+    const long double share = static_cast<long double>(*hp.expert_used_count) /
+                              static_cast<long double>(*hp.expert_count);
+    s.active_bytes_per_token =
+        (s.tensor_bytes - s.expert_bytes) +
+        static_cast<uint64_t>(static_cast<long double>(s.expert_bytes) * share + 0.5L);
+  }
+  return s;
+}
+
+nlohmann::json to_json(const ModelSummary& s) {
+  const Hyperparameters& hp = s.hp;
+  nlohmann::json layers = nlohmann::json::array();
+  for (const auto& [layer, bytes] : s.bytes_by_layer) {
+    layers.push_back({{"layer", layer}, {"bytes", bytes}});
+  }
+  nlohmann::json by_type = nlohmann::json::object();
+  for (const auto& [type, bytes] : s.bytes_by_type) by_type[type] = bytes;
+  return {
+      {"path", valid_utf8(s.path)},
+      {"gguf_version", s.version},
+      {"files", s.n_files},
+      {"file_bytes", s.file_bytes},
+      {"architecture", valid_utf8(s.architecture)},
+      {"known_architecture", s.known_architecture},
+      {"name", valid_utf8(s.name)},
+      {"hyperparameters",
+       {{"block_count", opt(hp.block_count)},
+        {"embedding_length", opt(hp.embedding_length)},
+        {"head_count", opt(hp.head_count)},
+        {"head_count_kv", opt(hp.head_count_kv)},
+        {"key_length", opt(hp.key_length)},
+        {"value_length", opt(hp.value_length)},
+        {"head_dim", opt(hp.head_dim)},
+        {"expert_count", opt(hp.expert_count)},
+        {"expert_used_count", opt(hp.expert_used_count)},
+        {"expert_feed_forward_length", opt(hp.expert_feed_forward_length)},
+        {"feed_forward_length", opt(hp.feed_forward_length)},
+        {"context_length", opt(hp.context_length)},
+        {"rope_freq_base", opt(hp.rope_freq_base)},
+        {"rope_scaling_type", opt(hp.rope_scaling_type)},
+        {"rope_scaling_factor", opt(hp.rope_scaling_factor)},
+        {"rope_scaling_original_context_length", opt(hp.rope_scaling_original_context_length)}}},
+      {"tokenizer",
+       {{"model", valid_utf8(s.tokenizer.model)},
+        {"pre", valid_utf8(s.tokenizer.pre)},
+        {"vocab_size", s.tokenizer.vocab_size},
+        {"bos", special_json(s.tokenizer.bos)},
+        {"eos", special_json(s.tokenizer.eos)},
+        {"pad", special_json(s.tokenizer.pad)},
+        {"chat_template", s.tokenizer.has_chat_template}}},
+      {"tensor_count", s.n_tensors},
+      {"tensor_bytes", s.tensor_bytes},
+      {"bytes_by_type", by_type},
+      {"bytes_by_layer", layers},
+      {"non_layer_bytes", s.non_layer_bytes},
+      {"expert_bytes", s.expert_bytes},
+      {"active_bytes_per_token", opt(s.active_bytes_per_token)},
+  };
+}
+
+}  // namespace arc::gguf

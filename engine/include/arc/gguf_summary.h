@@ -1,0 +1,69 @@
+// What `arclight-engine inspect` reports about a GGUF model, computed once from File's metadata
+// and tensor table so the fit calculator and the app reuse the same figures.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "arc/gguf.h"
+
+namespace arc::gguf {
+
+struct SpecialToken {
+  int64_t id = -1;
+  std::optional<std::string> text;  // the vocabulary entry, when the id is inside it
+};
+
+struct TokenizerSummary {
+  std::string model;  // tokenizer.ggml.model ("gpt2", "llama", ...); "" when absent
+  std::string pre;    // tokenizer.ggml.pre
+  uint64_t vocab_size = 0;
+  std::optional<SpecialToken> bos, eos, pad;
+  bool has_chat_template = false;
+};
+
+struct Hyperparameters {
+  std::optional<int64_t> block_count;       // layers
+  std::optional<int64_t> embedding_length;  // hidden size
+  std::optional<int64_t> head_count;        // query heads (max over layers if per-layer)
+  std::optional<int64_t> head_count_kv;
+  std::optional<int64_t> key_length, value_length;  // head dims as stored
+  std::optional<int64_t> head_dim;                  // key_length, or embedding_length / head_count
+  std::optional<int64_t> expert_count, expert_used_count, expert_feed_forward_length;
+  std::optional<int64_t> feed_forward_length;
+  std::optional<int64_t> context_length;
+  std::optional<double> rope_freq_base;
+  std::optional<std::string> rope_scaling_type;
+  std::optional<double> rope_scaling_factor;
+  std::optional<int64_t> rope_scaling_original_context_length;
+};
+
+struct ModelSummary {
+  std::string path;
+  uint32_t version = 0;
+  size_t n_files = 1;
+  uint64_t file_bytes = 0;
+  std::string architecture;         // "" when general.architecture is absent
+  bool known_architecture = false;  // one of the families Arclight plans to run
+  std::string name;                 // general.name
+  Hyperparameters hp;
+  TokenizerSummary tokenizer;
+
+  uint64_t n_tensors = 0;
+  uint64_t tensor_bytes = 0;                      // sum of all tensors' data
+  std::map<std::string, uint64_t> bytes_by_type;  // "Q4_K" -> bytes
+  std::map<int64_t, uint64_t> bytes_by_layer;     // blk.N.* -> bytes
+  uint64_t non_layer_bytes = 0;                   // embeddings, output head, final norm
+  uint64_t expert_bytes = 0;                      // routed experts: tensors named *_exps*
+  // MoE only: weights read per token = non-expert bytes + expert bytes * used / total.
+  std::optional<uint64_t> active_bytes_per_token;
+};
+
+ModelSummary summarize(const File& file);
+nlohmann::json to_json(const ModelSummary& s);
+
+}  // namespace arc::gguf

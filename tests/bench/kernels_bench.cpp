@@ -1,0 +1,201 @@
+// Kernel micro-benchmarks: matrix-vector products (decode) report GB/s of weight bytes read and
+// that rate as a % of the machine's memory read bandwidth, measured at startup by this binary
+// with the same thread pool (a streaming sum over a 1 GiB buffer). Matrix-matrix products
+// (prefill) report GFLOP/s. Weights are several times larger than any cache: each iteration reads
+// the next of several copies, so every byte comes from DRAM.
+#include <benchmark/benchmark.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "arc/kernels/cpu_dispatch.h"
+#include "arc/kernels/matmul.h"
+#include "arc/kernels/quant.h"
+#include "arc/thread_pool.h"
+
+namespace {
+
+using arc::DType;
+using arc::kernels::MatmulArgs;
+namespace cpu = arc::kernels::cpu;
+
+arc::ThreadPool& pool() {
+  static arc::ThreadPool p(0);  // one worker per online CPU
+  return p;
+}
+
+// Read bandwidth in GB/s: the median of 5 parallel streaming sums over 1 GiB.
+double measure_read_bandwidth() {
+  const size_t n = (size_t{1} << 30) / sizeof(uint64_t);
+  std::vector<uint64_t> buf(n);
+  for (size_t i = 0; i < n; ++i) buf[i] = i;
+  std::vector<double> rates;
+  uint64_t sink = 0;
+  for (int rep = 0; rep < 5; ++rep) {
+    const int64_t chunks = 256;
+    std::vector<uint64_t> partial(chunks);
+    const auto t0 = std::chrono::steady_clock::now();
+    arc::kernels::parallel_for(&pool(), chunks, 1, [&](int64_t c0, int64_t c1) {
+      for (int64_t c = c0; c < c1; ++c) {
+        const uint64_t* p = buf.data() + c * (n / chunks);
+        uint64_t s[8] = {};
+        for (size_t i = 0; i < n / chunks; i += 8) {
+          for (int k = 0; k < 8; ++k) s[k] += p[i + k];
+        }
+        partial[c] = s[0] + s[1] + s[2] + s[3] + s[4] + s[5] + s[6] + s[7];
+      }
+    });
+    const double sec = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    for (uint64_t v : partial) sink += v;
+    rates.push_back(static_cast<double>(n * sizeof(uint64_t)) / sec / 1e9);
+  }
+  benchmark::DoNotOptimize(sink);
+  std::sort(rates.begin(), rates.end());
+  return rates[rates.size() / 2];
+}
+
+double& read_bandwidth_gbs() {
+  static double bw = 0;
+  return bw;
+}
+
+// `copies` matrices [n_out, n_in] in t, at least min_total bytes together. 64 distinct quantized
+// rows are tiled (quantizing hundreds of MB would dominate the run).
+struct Weights {
+  std::vector<uint8_t> bytes;
+  size_t matrix_bytes = 0;
+  int copies = 1;
+};
+Weights make_weights(DType t, int64_t n_out, int64_t n_in, size_t min_total) {
+  Weights w;
+  const size_t row = *arc::dtype_row_bytes(t, n_in);
+  w.matrix_bytes = row * n_out;
+  w.copies =
+      static_cast<int>(std::max<size_t>(1, (min_total + w.matrix_bytes - 1) / w.matrix_bytes));
+  w.bytes.resize(w.matrix_bytes * w.copies);
+  std::mt19937 rng(1);
+  std::normal_distribution<float> nd(0, 1);
+  std::vector<float> src(n_in);
+  std::vector<uint8_t> rows(64 * row);
+  for (int r = 0; r < 64; ++r) {
+    for (auto& v : src) v = nd(rng);
+    arc::kernels::quantize_row(t, src.data(), rows.data() + r * row, n_in);
+  }
+  for (size_t off = 0; off < w.bytes.size(); off += rows.size()) {
+    std::memcpy(w.bytes.data() + off, rows.data(), std::min(rows.size(), w.bytes.size() - off));
+  }
+  return w;
+}
+
+void run_matmul(benchmark::State& state, DType t, cpu::IsaLevel level, int64_t n_out, int64_t n_in,
+                int64_t n_tokens, size_t min_total) {
+  if (!cpu::isa_available(level)) {
+    state.SkipWithError("instruction set not available on this CPU");
+    return;
+  }
+  const Weights w = make_weights(t, n_out, n_in, min_total);
+  std::vector<float> x(n_tokens * n_in), y(n_tokens * n_out);
+  std::mt19937 rng(2);
+  std::normal_distribution<float> nd(0, 1);
+  for (auto& v : x) v = nd(rng);
+  MatmulArgs a;
+  a.w_type = t;
+  a.n_out = n_out;
+  a.n_in = n_in;
+  a.x = x.data();
+  a.n_tokens = n_tokens;
+  a.y = y.data();
+  int copy = 0;
+  for (auto _ : state) {
+    a.w = w.bytes.data() + static_cast<size_t>(copy) * w.matrix_bytes;
+    copy = (copy + 1) % w.copies;
+    if (!cpu::matmul_at(level, a, &pool())) state.SkipWithError("matmul failed");
+    benchmark::DoNotOptimize(y.data());
+  }
+  const double iters = static_cast<double>(state.iterations());
+  state.SetBytesProcessed(static_cast<int64_t>(iters * w.matrix_bytes));
+  state.counters["GFLOP/s"] =
+      benchmark::Counter(iters * 2.0 * n_out * n_in * n_tokens / 1e9, benchmark::Counter::kIsRate);
+  if (n_tokens == 1 && read_bandwidth_gbs() > 0) {
+    // % of read bandwidth: weight GB/s over the baseline, as a rate counter divided by it.
+    state.counters["%bw"] = benchmark::Counter(
+        iters * w.matrix_bytes / 1e9 / read_bandwidth_gbs() * 100, benchmark::Counter::kIsRate);
+  }
+  state.SetLabel(std::string(cpu::isa_name(level)) + " " + std::to_string(w.matrix_bytes >> 20) +
+                 " MiB x" + std::to_string(w.copies));
+}
+
+void BM_ReadBandwidth(benchmark::State& state) {
+  for (auto _ : state) {
+    const auto t0 = std::chrono::steady_clock::now();
+    const double bw = measure_read_bandwidth();
+    state.SetIterationTime(
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+    state.counters["GB/s"] = bw;
+  }
+}
+
+constexpr int64_t kOut = 14336, kIn = 4096;  // an FFN up/gate projection of a 7-8B model
+constexpr size_t kMinBytes = size_t{512} << 20;
+
+void register_all() {
+  benchmark::RegisterBenchmark("ReadBandwidth/1GiB", BM_ReadBandwidth)
+      ->UseManualTime()
+      ->Iterations(1)
+      ->Unit(benchmark::kMillisecond);
+  const cpu::IsaLevel best = cpu::best_isa();
+  for (DType t : {DType::Q4_K, DType::Q5_K, DType::Q6_K, DType::Q8_0, DType::Q4_0, DType::MXFP4,
+                  DType::F16, DType::BF16}) {
+    const std::string name = "Matvec/" + std::string(arc::dtype_name(t));
+    benchmark::RegisterBenchmark(
+        name.c_str(),
+        [t, best](benchmark::State& s) { run_matmul(s, t, best, kOut, kIn, 1, kMinBytes); })
+        ->Unit(benchmark::kMillisecond)
+        ->MinTime(1.0)
+        ->UseRealTime();
+  }
+  if (best == cpu::IsaLevel::kAvx512) {
+    for (DType t : {DType::Q4_K, DType::Q8_0}) {
+      const std::string name = "Matvec_avx2/" + std::string(arc::dtype_name(t));
+      benchmark::RegisterBenchmark(name.c_str(),
+                                   [t](benchmark::State& s) {
+                                     run_matmul(s, t, cpu::IsaLevel::kAvx2, kOut, kIn, 1,
+                                                kMinBytes);
+                                   })
+          ->Unit(benchmark::kMillisecond)
+          ->MinTime(1.0)
+          ->UseRealTime();
+    }
+  }
+  for (DType t : {DType::Q4_K, DType::Q6_K, DType::Q8_0, DType::MXFP4, DType::F16}) {
+    for (int64_t tokens : {64, 256, 512}) {
+      const std::string name =
+          "Matmul/" + std::string(arc::dtype_name(t)) + "/tokens:" + std::to_string(tokens);
+      benchmark::RegisterBenchmark(
+          name.c_str(),
+          [t, best, tokens](benchmark::State& s) { run_matmul(s, t, best, 4096, 4096, tokens, 0); })
+          ->Unit(benchmark::kMillisecond)
+          ->MinTime(0.5)
+          ->UseRealTime();
+    }
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  benchmark::Initialize(&argc, argv);
+  read_bandwidth_gbs() = measure_read_bandwidth();
+  std::printf("threads: %d, isa: %s, read bandwidth (median of 5, 1 GiB): %.2f GB/s\n",
+              pool().num_threads(), std::string(cpu::isa_name(cpu::best_isa())).c_str(),
+              read_bandwidth_gbs());
+  register_all();
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  return 0;
+}

@@ -1,0 +1,139 @@
+// Micro-benchmarks of the non-matmul ops on every ISA variant this machine runs: bytes moved per
+// second for the streaming ops, and K/V bytes read per second for paged attention (decode: one
+// token over a long context; prefill: a chunk of tokens). CTest label `bench`.
+#include <benchmark/benchmark.h>
+
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "arc/kernels/attention.h"
+#include "arc/kernels/fp16.h"
+#include "arc/kernels/ops_isa.h"
+#include "arc/thread_pool.h"
+
+namespace k = arc::kernels;
+using arc::DType;
+
+namespace {
+
+std::vector<float> random_vec(size_t n) {
+  std::mt19937 rng(1);
+  std::uniform_real_distribution<float> u(-1.0f, 1.0f);
+  std::vector<float> v(n);
+  for (float& x : v) x = u(rng);
+  return v;
+}
+
+void bm_rms_norm(benchmark::State& st, k::OpsIsa isa) {
+  const int64_t rows = 16, d = st.range(0);
+  const auto x = random_vec(rows * d), w = random_vec(d);
+  std::vector<float> y(rows * d);
+  for (auto _ : st) {
+    k::ops_table(isa).rms_norm(x.data(), w.data(), y.data(), rows, d, 1e-6f);
+    benchmark::DoNotOptimize(y.data());
+  }
+  st.SetBytesProcessed(st.iterations() * rows * d * 8);
+}
+
+void bm_softmax(benchmark::State& st, k::OpsIsa isa) {
+  const int64_t n = st.range(0);
+  const auto src = random_vec(n);
+  std::vector<float> x = src;
+  for (auto _ : st) {
+    k::ops_table(isa).softmax_rows(x.data(), 1, n);
+    benchmark::DoNotOptimize(x.data());
+  }
+  st.SetBytesProcessed(st.iterations() * n * 8);
+}
+
+void bm_swiglu(benchmark::State& st, k::OpsIsa isa) {
+  const int64_t n = st.range(0);
+  const auto g = random_vec(n), u = random_vec(n);
+  std::vector<float> y(n);
+  for (auto _ : st) {
+    k::ops_table(isa).swiglu(g.data(), u.data(), y.data(), n);
+    benchmark::DoNotOptimize(y.data());
+  }
+  st.SetBytesProcessed(st.iterations() * n * 12);
+}
+
+// One sequence of `ctx` positions in scattered F16 blocks; n_tokens queries at its end.
+void bm_attention(benchmark::State& st, k::OpsIsa isa, DType kv_type, int64_t n_tokens) {
+  const int64_t ctx = st.range(0), d = 128, n_kv = 8, rep = 4, bs = 16;
+  const int64_t n_blocks = ctx / bs;
+  const size_t rb = kv_type == DType::F16 ? d * 2 : d * 4;
+  std::vector<uint8_t> kc(n_blocks * bs * n_kv * rb), vc(kc.size());
+  const auto kx = random_vec(n_blocks * bs * n_kv * d);
+  for (size_t i = 0; i < kx.size(); ++i) {
+    if (kv_type == DType::F16) {
+      const uint16_t h = k::fp32_to_fp16(kx[i]);
+      std::memcpy(kc.data() + 2 * i, &h, 2);
+      std::memcpy(vc.data() + 2 * i, &h, 2);
+    } else {
+      std::memcpy(kc.data() + 4 * i, &kx[i], 4);
+      std::memcpy(vc.data() + 4 * i, &kx[i], 4);
+    }
+  }
+  std::vector<int32_t> table(n_blocks);
+  for (int64_t i = 0; i < n_blocks; ++i) table[i] = static_cast<int32_t>((i * 37) % n_blocks);
+  const auto q = random_vec(n_tokens * n_kv * rep * d);
+  std::vector<float> out(q.size());
+  std::vector<int32_t> seq(n_tokens, 0), pos(n_tokens);
+  for (int64_t t = 0; t < n_tokens; ++t) pos[t] = static_cast<int32_t>(ctx - n_tokens + t);
+  k::PagedAttentionArgs a;
+  a.q = q.data();
+  a.out = out.data();
+  a.n_tokens = n_tokens;
+  a.n_head = n_kv * rep;
+  a.n_kv_head = n_kv;
+  a.head_dim = d;
+  a.k_cache = kc.data();
+  a.v_cache = vc.data();
+  a.kv_type = kv_type;
+  a.block_size = bs;
+  a.token_seq = seq.data();
+  a.token_pos = pos.data();
+  a.block_tables = table.data();
+  a.max_blocks_per_seq = n_blocks;
+  arc::ThreadPool pool(static_cast<int>(st.range(1)));
+  for (auto _ : st) {
+    k::paged_attention_isa(isa, a, &pool);
+    benchmark::DoNotOptimize(out.data());
+  }
+  // K and V rows read once per token (decode) — the memory traffic that bounds decode.
+  st.SetBytesProcessed(st.iterations() * n_tokens * 2 * ctx * n_kv * static_cast<int64_t>(rb));
+}
+
+void register_all() {
+  for (k::OpsIsa isa : k::ops_isas_available()) {
+    const std::string n(k::ops_isa_name(isa));
+    benchmark::RegisterBenchmark(("rms_norm/" + n).c_str(), bm_rms_norm, isa)->Arg(4096);
+    benchmark::RegisterBenchmark(("softmax/" + n).c_str(), bm_softmax, isa)->Arg(32768);
+    benchmark::RegisterBenchmark(("swiglu/" + n).c_str(), bm_swiglu, isa)->Arg(14336);
+    for (DType t : {DType::F16, DType::F32}) {
+      const std::string tn = t == DType::F16 ? "f16" : "f32";
+      benchmark::RegisterBenchmark(("attn_decode_" + tn + "/" + n).c_str(), bm_attention, isa, t,
+                                   int64_t{1})
+          ->Args({4096, 1})
+          ->Args({4096, 2})
+          ->UseRealTime();
+    }
+    benchmark::RegisterBenchmark(("attn_prefill32_f16/" + n).c_str(), bm_attention, isa, DType::F16,
+                                 int64_t{32})
+        ->Args({1024, 1})
+        ->Args({1024, 2})
+        ->UseRealTime();
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  register_all();
+  benchmark::Initialize(&argc, argv);
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  return 0;
+}

@@ -1,0 +1,147 @@
+// The GGUF path: vocabularies written as tokenizer.ggml.* metadata read back to the same ids.
+#include <gtest/gtest.h>
+
+#include "arc/gguf.h"
+#include "arc/tokenizer.h"
+#include "fixture_tokenizers.h"
+#include "tiny_tokenizers.h"
+
+namespace arc {
+namespace {
+
+Result<Tokenizer> round_trip(const Tokenizer& t, std::vector<uint8_t>& bytes) {
+  gguf::Writer w;
+  w.set("general.architecture", gguf::Value::str("test"));
+  ARC_RETURN_IF_ERROR(t.write_gguf_metadata(w));
+  bytes = w.to_bytes();
+  ARC_ASSIGN_OR_RETURN(auto file, gguf::File::parse(bytes));
+  return Tokenizer::from_gguf(file);
+}
+
+class GgufFixtureTest : public ::testing::TestWithParam<const char*> {};
+
+TEST_P(GgufFixtureTest, SameIdsAsReference) {
+  if (!test::have_tokenizer_fixtures()) {
+    GTEST_SKIP() << "shared fixtures not found at " << test::tokenizer_fixture_dir();
+  }
+  const std::string name = GetParam();
+  const Tokenizer* json_tok = test::fixture_tokenizer(name);
+  ASSERT_NE(json_tok, nullptr);
+  std::vector<uint8_t> bytes;
+  auto tok = round_trip(*json_tok, bytes);
+  ASSERT_TRUE(tok.ok()) << tok.status().to_string();
+  EXPECT_EQ(tok->pre_tokenizer_name(), json_tok->pre_tokenizer_name());
+  EXPECT_EQ(tok->vocab_size(), json_tok->vocab_size());
+  EXPECT_EQ(tok->bos_id(), json_tok->bos_id());
+  EXPECT_EQ(tok->eos_id(), json_tok->eos_id());
+  int n = 0;
+  for (const auto& c : test::fixture_cases(name)) {
+    auto got = tok->encode(c["text"].get<std::string>());
+    ASSERT_TRUE(got.ok()) << got.status().to_string();
+    EXPECT_EQ(*got, c["ids"].get<std::vector<TokenId>>()) << name << " case " << n;
+    EXPECT_EQ(tok->decode(c["ids"].get<std::vector<TokenId>>()), c["decoded"].get<std::string>());
+    ++n;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Vocabularies, GgufFixtureTest, ::testing::ValuesIn(test::kFixtureNames),
+                         [](const auto& info) { return std::string(info.param); });
+
+// A SentencePiece GGUF without merges ranks pairs by token score, as llama.cpp does.
+TEST(TokenizerGguf, SentencePieceFromScoresOnly) {
+  if (!test::have_tokenizer_fixtures()) {
+    GTEST_SKIP() << "shared fixtures not found at " << test::tokenizer_fixture_dir();
+  }
+  const Tokenizer* json_tok = test::fixture_tokenizer("llama2");
+  ASSERT_NE(json_tok, nullptr);
+  gguf::Writer full;
+  ASSERT_TRUE(json_tok->write_gguf_metadata(full).ok());
+  auto bytes = full.to_bytes();
+  auto file = gguf::File::parse(bytes);
+  ASSERT_TRUE(file.ok());
+  gguf::Writer no_merges;
+  for (const auto& [key, value] : file->metadata()) {
+    if (key != "tokenizer.ggml.merges") no_merges.set(key, value);
+  }
+  auto bytes2 = no_merges.to_bytes();
+  auto file2 = gguf::File::parse(bytes2);
+  ASSERT_TRUE(file2.ok());
+  auto tok = Tokenizer::from_gguf(*file2);
+  ASSERT_TRUE(tok.ok()) << tok.status().to_string();
+  for (const auto& c : test::fixture_cases("llama2")) {
+    auto got = tok->encode(c["text"].get<std::string>());
+    ASSERT_TRUE(got.ok());
+    EXPECT_EQ(*got, c["ids"].get<std::vector<TokenId>>()) << c["text"];
+  }
+}
+
+TEST(TokenizerGguf, TinyVocabulariesRoundTrip) {
+  for (const std::string& doc : {test::tiny_byte_level_json(), test::tiny_sentencepiece_json()}) {
+    auto t = Tokenizer::from_json(doc);
+    ASSERT_TRUE(t.ok());
+    std::vector<uint8_t> bytes;
+    auto g = round_trip(*t, bytes);
+    ASSERT_TRUE(g.ok()) << g.status().to_string();
+    for (const char* text : {"hello world<|end|>", "ab a ba é <tool>", "", " \n "}) {
+      auto a = t->encode(text), b = g->encode(text);
+      ASSERT_TRUE(a.ok() && b.ok());
+      EXPECT_EQ(*a, *b) << text;
+    }
+  }
+}
+
+Result<Tokenizer> from_metadata(const std::vector<std::pair<std::string, gguf::Value>>& kv,
+                                std::vector<uint8_t>& bytes) {
+  gguf::Writer w;
+  for (const auto& [k, v] : kv) w.set(k, v);
+  bytes = w.to_bytes();
+  ARC_ASSIGN_OR_RETURN(auto file, gguf::File::parse(bytes));
+  return Tokenizer::from_gguf(file);
+}
+
+gguf::Value strings(std::vector<std::string> s) {
+  gguf::Array a{gguf::ValueType::kString, {}};
+  for (auto& x : s) a.items.push_back(gguf::Value::str(x));
+  return gguf::Value::array(std::move(a));
+}
+
+TEST(TokenizerGguf, MalformedMetadataErrors) {
+  std::vector<uint8_t> bytes;
+  auto expect = [&](const std::vector<std::pair<std::string, gguf::Value>>& kv, StatusCode code,
+                    const std::string& words) {
+    auto t = from_metadata(kv, bytes);
+    ASSERT_FALSE(t.ok());
+    EXPECT_EQ(t.status().code(), code) << t.status().to_string();
+    EXPECT_NE(t.status().message().find(words), std::string::npos) << t.status().to_string();
+  };
+  expect({{"general.architecture", gguf::Value::str("x")}}, StatusCode::kNotFound, "no tokenizer");
+  expect({{"tokenizer.ggml.model", gguf::Value::str("bert")}}, StatusCode::kUnimplemented, "bert");
+  expect({{"tokenizer.ggml.model", gguf::Value::str("gpt2")}}, StatusCode::kDataLoss,
+         "tokenizer.ggml.tokens");
+  expect({{"tokenizer.ggml.model", gguf::Value::str("gpt2")},
+          {"tokenizer.ggml.tokens", gguf::Value::u32(3)}},
+         StatusCode::kDataLoss, "array of strings");
+  // Build a valid byte-level vocabulary, then break one thing at a time.
+  std::vector<std::string> toks;
+  for (int b = 0; b < 256; ++b) toks.push_back(test::gpt2_byte_char(b));
+  std::vector<std::pair<std::string, gguf::Value>> ok = {
+      {"tokenizer.ggml.model", gguf::Value::str("gpt2")},
+      {"tokenizer.ggml.tokens", strings(toks)},
+      {"tokenizer.ggml.merges", strings({})},
+      {"tokenizer.ggml.pre", gguf::Value::str("qwen2")}};
+  auto good = from_metadata(ok, bytes);
+  ASSERT_TRUE(good.ok()) << good.status().to_string();
+  auto bad = ok;
+  bad[3].second = gguf::Value::str("mystery-pre");
+  expect(bad, StatusCode::kUnimplemented, "mystery-pre");
+  bad = ok;
+  bad[2].second = strings({"a zz"});
+  expect(bad, StatusCode::kDataLoss, "not in tokenizer.ggml.tokens");
+  bad = ok;
+  bad.push_back({"tokenizer.ggml.token_type",
+                 gguf::Value::array({gguf::ValueType::kInt32, {gguf::Value::i32(1)}})});
+  expect(bad, StatusCode::kDataLoss, "1 entries for 256 tokens");
+}
+
+}  // namespace
+}  // namespace arc
