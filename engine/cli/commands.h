@@ -16,5 +16,6 @@ void add_make_test_model_command(CLI::App& app, CliContext& ctx);
 void add_bench_command(CLI::App& app, CliContext& ctx);
 void add_run_command(CLI::App& app, CliContext& ctx);
 void add_inspect_command(CLI::App& app, CliContext& ctx);
+void add_chat_template_command(CLI::App& app, CliContext& ctx);
 
 }  // namespace arc::cli

@@ -1,0 +1,140 @@
+// Message formatting: turns a conversation into the variables chat templates expect, the way
+// transformers' apply_chat_template builds them (messages, tools, add_generation_prompt,
+// bos_token, eos_token, enable_thinking, strftime_now and any extra keyword arguments).
+#include "arc/chat_template.h"
+
+namespace arc {
+namespace {
+
+using json = nlohmann::ordered_json;
+
+// tokenizer_config.json writes special tokens as strings or as AddedToken objects.
+std::string token_text(const json& v) {
+  if (v.is_string()) return v.get<std::string>();
+  if (v.is_object() && v.contains("content") && v["content"].is_string()) {
+    return v["content"].get<std::string>();
+  }
+  return "";
+}
+
+}  // namespace
+
+Result<ChatFormatter> ChatFormatter::from_tokenizer_config(const json& config) {
+  if (!config.is_object()) return invalid_argument("tokenizer_config.json must hold a JSON object");
+  const json* tpl = config.contains("chat_template") ? &config["chat_template"] : nullptr;
+  std::string source;
+  if (tpl && tpl->is_string()) {
+    source = tpl->get<std::string>();
+  } else if (tpl && tpl->is_array()) {
+    // [{"name": "default", "template": ...}, {"name": "tool_use", ...}]
+    for (const auto& t : *tpl) {
+      if (t.is_object() && t.value("name", "") == "default" && t.contains("template") &&
+          t["template"].is_string()) {
+        source = t["template"].get<std::string>();
+      }
+    }
+    if (source.empty()) {
+      return invalid_argument(
+          "tokenizer_config.json lists chat templates but none named 'default'");
+    }
+  } else {
+    return not_found(
+        "tokenizer_config.json has no chat_template (newer models ship it as a separate "
+        "chat_template.jinja file; pass that with --template)");
+  }
+  auto parsed = ChatTemplate::parse(source);
+  if (!parsed.ok()) return parsed.status();
+  return ChatFormatter(std::move(*parsed), token_text(config.value("bos_token", json())),
+                       token_text(config.value("eos_token", json())));
+}
+
+json chat_message_to_json(const ChatMessage& m) {
+  json j = json::object();
+  j["role"] = m.role;
+  j["content"] = m.content;
+  if (!m.reasoning_content.empty()) j["reasoning_content"] = m.reasoning_content;
+  if (!m.tool_calls.empty()) {
+    json calls = json::array();
+    for (const auto& c : m.tool_calls) {
+      json call = json::object();
+      if (!c.id.empty()) call["id"] = c.id;
+      call["type"] = "function";
+      // Templates expect a mapping (Qwen, gpt-oss apply tojson to it); arguments that are not a
+      // JSON object stay the text the model produced.
+      json args = json::parse(c.arguments_json, nullptr, /*allow_exceptions=*/false);
+      call["function"] = {{"name", c.name},
+                          {"arguments", args.is_discarded() ? json(c.arguments_json) : args}};
+      calls.push_back(std::move(call));
+    }
+    j["tool_calls"] = std::move(calls);
+  }
+  if (!m.tool_call_id.empty()) j["tool_call_id"] = m.tool_call_id;
+  if (!m.name.empty()) j["name"] = m.name;
+  return j;
+}
+
+Result<std::vector<ChatMessage>> chat_messages_from_json(const json& messages) {
+  if (!messages.is_array()) return invalid_argument("messages must be a JSON array");
+  std::vector<ChatMessage> out;
+  for (size_t i = 0; i < messages.size(); ++i) {
+    const json& m = messages[i];
+    const std::string where = "messages[" + std::to_string(i) + "]";
+    if (!m.is_object()) return invalid_argument(where + " must be an object");
+    if (!m.contains("role") || !m["role"].is_string()) {
+      return invalid_argument(where + " needs a string \"role\"");
+    }
+    ChatMessage msg;
+    msg.role = m["role"].get<std::string>();
+    msg.content = m.contains("content") ? m["content"] : json();
+    if (!msg.content.is_null() && !msg.content.is_string() && !msg.content.is_array()) {
+      return invalid_argument(where + ".content must be a string, an array of parts or null");
+    }
+    if (m.contains("reasoning_content") && m["reasoning_content"].is_string()) {
+      msg.reasoning_content = m["reasoning_content"].get<std::string>();
+    }
+    if (m.contains("tool_calls") && !m["tool_calls"].is_null()) {
+      if (!m["tool_calls"].is_array())
+        return invalid_argument(where + ".tool_calls must be an array");
+      for (const auto& c : m["tool_calls"]) {
+        const json& f = c.contains("function") ? c["function"] : c;
+        if (!f.is_object() || !f.contains("name") || !f["name"].is_string()) {
+          return invalid_argument(where + ".tool_calls: each call needs function.name");
+        }
+        ChatToolCall call;
+        call.id = c.value("id", "");
+        call.name = f["name"].get<std::string>();
+        const json args = f.value("arguments", json::object());
+        call.arguments_json = args.is_string() ? args.get<std::string>() : args.dump();
+        msg.tool_calls.push_back(std::move(call));
+      }
+    }
+    msg.tool_call_id = m.value("tool_call_id", "");
+    msg.name = m.contains("name") && m["name"].is_string() ? m["name"].get<std::string>() : "";
+    out.push_back(std::move(msg));
+  }
+  return out;
+}
+
+json ChatFormatter::build_context(const std::vector<ChatMessage>& messages,
+                                  const ChatFormatOptions& options) const {
+  json ctx = json::object();
+  json msgs = json::array();
+  for (const auto& m : messages) msgs.push_back(chat_message_to_json(m));
+  ctx["messages"] = std::move(msgs);
+  if (options.tools.is_array() && !options.tools.empty()) ctx["tools"] = options.tools;
+  ctx["add_generation_prompt"] = options.add_generation_prompt;
+  ctx["bos_token"] = bos_;
+  ctx["eos_token"] = eos_;
+  if (options.enable_thinking) ctx["enable_thinking"] = *options.enable_thinking;
+  if (options.extra.is_object()) {
+    for (const auto& [k, v] : options.extra.items()) ctx[k] = v;
+  }
+  return ctx;
+}
+
+Result<std::string> ChatFormatter::format(const std::vector<ChatMessage>& messages,
+                                          const ChatFormatOptions& options) const {
+  return tpl_.render(build_context(messages, options), options.now);
+}
+
+}  // namespace arc
