@@ -12,6 +12,7 @@ struct CliContext {
 };
 
 void add_version_command(CLI::App& app, CliContext& ctx);
+void add_serve_command(CLI::App& app, CliContext& ctx);
 void add_make_test_model_command(CLI::App& app, CliContext& ctx);
 void add_bench_command(CLI::App& app, CliContext& ctx);
 void add_run_command(CLI::App& app, CliContext& ctx);
