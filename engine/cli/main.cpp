@@ -25,6 +25,7 @@ int main(int argc, char** argv) {
   arc::cli::add_make_test_model_command(app, ctx);
   arc::cli::add_bench_command(app, ctx);
   arc::cli::add_run_command(app, ctx);
+  arc::cli::add_fit_command(app, ctx);
   arc::cli::add_inspect_command(app, ctx);
   arc::cli::add_chat_template_command(app, ctx);
 

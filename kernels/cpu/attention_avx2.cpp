@@ -3,6 +3,7 @@
 
 #include "cpu/attention_kernel.h"
 #include "cpu/ops_variants.h"
+#include "cpu/vec_exp_x86.h"
 
 namespace arc::kernels::avx2 {
 namespace {
@@ -18,6 +19,9 @@ struct Lanes8 {
   }
   static void store(float* p, R r) { _mm256_storeu_ps(p, r); }
   static R fma(R a, R b, R c) { return _mm256_fmadd_ps(a, b, c); }
+  static R add(R a, R b) { return _mm256_add_ps(a, b); }
+  static R sub(R a, R b) { return _mm256_sub_ps(a, b); }
+  static R exp(R a) { return detail::exp256(a); }
   static float hsum(R v) {
     __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
     s = _mm_add_ps(s, _mm_movehl_ps(s, s));

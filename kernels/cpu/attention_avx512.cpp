@@ -6,6 +6,7 @@
 
 #include "cpu/attention_kernel.h"
 #include "cpu/ops_variants.h"
+#include "cpu/vec_exp_x86.h"
 
 namespace arc::kernels::avx512 {
 namespace {
@@ -21,6 +22,9 @@ struct Lanes16 {
   }
   static void store(float* p, R r) { _mm512_storeu_ps(p, r); }
   static R fma(R a, R b, R c) { return _mm512_fmadd_ps(a, b, c); }
+  static R add(R a, R b) { return _mm512_add_ps(a, b); }
+  static R sub(R a, R b) { return _mm512_sub_ps(a, b); }
+  static R exp(R a) { return detail::exp512(a); }
   static float hsum(R r) { return _mm512_reduce_add_ps(r); }
 };
 

@@ -8,8 +8,8 @@
 // thread in a fixed order, so results do not depend on the thread count.
 //
 // T provides: W (lanes), R (register), zero(), set1(f), load(const float*),
-// load(const uint16_t*) (F16 -> F32), store(float*, R), fma(a, b, c) = a * b + c, mul(a, b),
-// hsum(R). head_dim must be a multiple of T::W.
+// load(const uint16_t*) (F16 -> F32), store(float*, R), fma(a, b, c) = a * b + c, add(a, b),
+// sub(a, b), exp(R), hsum(R). head_dim must be a multiple of T::W.
 #pragma once
 
 #include <algorithm>
@@ -75,6 +75,26 @@ constexpr AccumulateFn<T, KvT> accumulate_fn(int g, std::integer_sequence<int, G
   return fns[g - 1];
 }
 
+// s[j] = e^(s[j] - mx) for j in [0, n), returning the sum; vector exp over whole vectors, libm on
+// the tail (the split depends only on n, so results stay deterministic).
+template <class T>
+inline float exp_shift_sum(float* s, int64_t n, float mx) {
+  const typename T::R vm = T::set1(mx);
+  typename T::R vsum = T::zero();
+  int64_t j = 0;
+  for (; j + T::W <= n; j += T::W) {
+    const typename T::R e = T::exp(T::sub(T::load(s + j), vm));
+    T::store(s + j, e);
+    vsum = T::add(vsum, e);
+  }
+  float sum = T::hsum(vsum);
+  for (; j < n; ++j) {
+    s[j] = std::exp(s[j] - mx);
+    sum += s[j];
+  }
+  return sum;
+}
+
 // Asks for the rows of one kv head in one cache block before they are needed: a sequence's blocks
 // are scattered, so the hardware prefetcher cannot guess the next one. rows: n rows from `row`
 // on, n_kv_head rows apart.
@@ -96,18 +116,16 @@ struct Scratch {
   std::vector<float> v_rows;  // [block_size, head_dim], Q8_0 only
 };
 
-// Runs the online softmax of token t, kv head g over the visible positions [lo, hi] (may be
-// empty), leaving the unnormalised state in s: acc [n_rep, head_dim], running max m and sum l.
+// Runs the online softmax of token t, kv head g over the visible positions [first, last] (may
+// be empty), leaving the unnormalised state in s: acc [n_rep, head_dim], running max m and sum l.
 // F16/F32 rows are read in place; Q8_0 blocks are first dequantized into scratch (KvT = float)
 // with a row stride of head_dim.
 template <class T, class KvT>
-void attend_range(const PagedAttentionArgs& a, int64_t t, int64_t g, int64_t lo, int64_t hi,
+void attend_range(const PagedAttentionArgs& a, int64_t t, int64_t g, int64_t first, int64_t last,
                   float scale, Scratch& s) {
   const int64_t d = a.head_dim;
   const int64_t n_rep = a.n_head / a.n_kv_head;
   const int64_t bs = a.block_size;
-  const int64_t first = lo;
-  const int64_t pos = hi;
   const int32_t* table = a.block_tables + a.token_seq[t] * a.max_blocks_per_seq;
   const bool quantized = a.kv_type == DType::Q8_0;
   const int64_t row_stride = quantized ? d : a.n_kv_head * d;  // elements between positions
@@ -119,13 +137,13 @@ void attend_range(const PagedAttentionArgs& a, int64_t t, int64_t g, int64_t lo,
   const float* q[kMaxGroup];
   float* acc[kMaxGroup];
 
-  if (first > pos) return;
-  for (int64_t b = first / bs; b <= pos / bs; ++b) {
+  if (first > last) return;
+  for (int64_t b = first / bs; b <= last / bs; ++b) {
     const int64_t j0 = std::max(first, b * bs);
-    const int64_t n = std::min(pos, b * bs + bs - 1) - j0 + 1;
+    const int64_t n = std::min(last, b * bs + bs - 1) - j0 + 1;
     const int64_t slot0 = static_cast<int64_t>(table[b]) * bs + (j0 - b * bs);
-    if (b + 1 <= pos / bs) {
-      const int64_t next_n = std::min(bs, pos - (b + 1) * bs + 1);
+    if (b + 1 <= last / bs) {
+      const int64_t next_n = std::min(bs, last - (b + 1) * bs + 1);
       const int64_t next_row = static_cast<int64_t>(table[b + 1]) * bs * a.n_kv_head + g;
       prefetch_block(a.k_cache, next_row, next_n, a.n_kv_head, rb);
       prefetch_block(a.v_cache, next_row, next_n, a.n_kv_head, rb);
@@ -156,11 +174,7 @@ void attend_range(const PagedAttentionArgs& a, int64_t t, int64_t g, int64_t lo,
         float mx = s.m[r0 + r];
         for (int64_t j = 0; j < n; ++j) mx = std::max(mx, sr[j]);
         const float corr = std::exp(s.m[r0 + r] - mx);  // 0 on the first block
-        float sum = 0.0f;
-        for (int64_t j = 0; j < n; ++j) {
-          sr[j] = std::exp(sr[j] - mx);
-          sum += sr[j];
-        }
+        const float sum = exp_shift_sum<T>(sr, n, mx);
         acc[r] = s.acc.data() + (r0 + r) * d;
         if (corr != 1.0f) {
           for (int64_t i = 0; i < d; ++i) acc[r][i] *= corr;
@@ -210,6 +224,7 @@ Scratch make_scratch(const PagedAttentionArgs& a) {
 // shapes, never on the thread count, so results stay identical for any pool.
 constexpr int64_t kSplitMaxItems = 32;
 constexpr int64_t kSplitKeys = 256;
+constexpr int64_t kSplitMaxChunks = 32;  // longer contexts get longer chunks (bounded scratch)
 
 template <class T>
 void paged_attention_impl(const PagedAttentionArgs& a, Parallel* pool) {
@@ -219,7 +234,8 @@ void paged_attention_impl(const PagedAttentionArgs& a, Parallel* pool) {
   const int64_t n_items = a.n_tokens * a.n_kv_head;
   int64_t max_pos = -1;
   for (int64_t t = 0; t < a.n_tokens; ++t) max_pos = std::max<int64_t>(max_pos, a.token_pos[t]);
-  const int64_t chunk = std::max<int64_t>(1, kSplitKeys / a.block_size) * a.block_size;
+  const int64_t min_keys = std::max(kSplitKeys, (max_pos + kSplitMaxChunks) / kSplitMaxChunks);
+  const int64_t chunk = (min_keys + a.block_size - 1) / a.block_size * a.block_size;
   const int64_t n_chunks = (max_pos + chunk) / chunk;
 
   if (n_items >= kSplitMaxItems || n_chunks <= 1) {

@@ -3,6 +3,7 @@
 
 #include "cpu/attention_kernel.h"
 #include "cpu/ops_variants.h"
+#include "cpu/vec_exp_neon.h"
 
 namespace arc::kernels::neon {
 namespace {
@@ -16,6 +17,9 @@ struct Lanes4 {
   static R load(const uint16_t* p) { return vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(p))); }
   static void store(float* p, R r) { vst1q_f32(p, r); }
   static R fma(R a, R b, R c) { return vfmaq_f32(c, a, b); }
+  static R add(R a, R b) { return vaddq_f32(a, b); }
+  static R sub(R a, R b) { return vsubq_f32(a, b); }
+  static R exp(R a) { return detail::exp_neon(a); }
   static float hsum(R r) { return vaddvq_f32(r); }
 };
 

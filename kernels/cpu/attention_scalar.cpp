@@ -1,4 +1,6 @@
 // Portable paged attention: the shared kernel over one-lane "vectors".
+#include <cmath>
+
 #include "arc/kernels/fp16.h"
 #include "cpu/attention_kernel.h"
 #include "cpu/ops_variants.h"
@@ -15,6 +17,9 @@ struct Lane1 {
   static R load(const uint16_t* p) { return fp16_to_fp32(*p); }
   static void store(float* p, R r) { *p = r; }
   static R fma(R a, R b, R c) { return a * b + c; }
+  static R add(R a, R b) { return a + b; }
+  static R sub(R a, R b) { return a - b; }
+  static R exp(R a) { return std::exp(a); }
   static float hsum(R r) { return r; }
 };
 

@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "cpu/ops_variants.h"
+#include "cpu/vec_exp_x86.h"
 
 namespace arc::kernels::avx2 {
 namespace {
@@ -36,35 +37,10 @@ float hmax(__m256 v) {
   return _mm_cvtss_f32(s);
 }
 
-// e^x, about 2 ulp over the float range; exactly 0 below ln(2^-126) and +inf above ln(FLT_MAX).
-__m256 exp_ps(__m256 x) {
-  const __m256 hi = _mm256_set1_ps(88.7228391f);
-  const __m256 lo = _mm256_set1_ps(-87.3365447f);
-  const __m256 over = _mm256_cmp_ps(x, hi, _CMP_GT_OQ);
-  const __m256 under = _mm256_cmp_ps(x, lo, _CMP_LT_OQ);
-  x = _mm256_min_ps(_mm256_max_ps(x, lo), hi);
-  __m256 fx = _mm256_round_ps(_mm256_mul_ps(x, _mm256_set1_ps(1.44269504088896341f)),
-                              _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-  fx = _mm256_min_ps(fx, _mm256_set1_ps(127.0f));
-  __m256 r = _mm256_fnmadd_ps(fx, _mm256_set1_ps(0.693359375f), x);
-  r = _mm256_fnmadd_ps(fx, _mm256_set1_ps(-2.12194440e-4f), r);
-  __m256 p = _mm256_set1_ps(1.9875691500e-4f);
-  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.3981999507e-3f));
-  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(8.3334519073e-3f));
-  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(4.1665795894e-2f));
-  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.6666665459e-1f));
-  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(5.0000001201e-1f));
-  p = _mm256_fmadd_ps(p, _mm256_mul_ps(r, r), _mm256_add_ps(r, _mm256_set1_ps(1.0f)));
-  const __m256i e =
-      _mm256_slli_epi32(_mm256_add_epi32(_mm256_cvtps_epi32(fx), _mm256_set1_epi32(127)), 23);
-  __m256 y = _mm256_mul_ps(p, _mm256_castsi256_ps(e));
-  y = _mm256_blendv_ps(y, _mm256_set1_ps(INFINITY), over);
-  return _mm256_blendv_ps(y, _mm256_setzero_ps(), under);
-}
-
 __m256 silu_ps(__m256 x) {
   const __m256 one = _mm256_set1_ps(1.0f);
-  return _mm256_div_ps(x, _mm256_add_ps(one, exp_ps(_mm256_sub_ps(_mm256_setzero_ps(), x))));
+  return _mm256_div_ps(x,
+                       _mm256_add_ps(one, detail::exp256(_mm256_sub_ps(_mm256_setzero_ps(), x))));
 }
 
 void rms_norm(const float* x, const float* w, float* y, int64_t n_rows, int64_t d, float eps) {
@@ -113,7 +89,7 @@ void softmax_rows(float* x, int64_t n_rows, int64_t n) {
     __m256 sum = _mm256_setzero_ps();
     for (int64_t i = 0; i < n; i += W) {
       const __m256i m = tail(n - i);
-      __m256 e = exp_ps(_mm256_sub_ps(load(xr + i, m), vm));
+      __m256 e = detail::exp256(_mm256_sub_ps(load(xr + i, m), vm));
       e = _mm256_and_ps(e, _mm256_castsi256_ps(m));  // inactive lanes add nothing
       sum = _mm256_add_ps(sum, e);
       store(xr + i, m, e);
@@ -142,7 +118,7 @@ void gelu(const float* x, float* y, int64_t n) {
     const __m256i m = tail(n - i);
     const __m256 v = load(x + i, m);
     const __m256 inner = _mm256_fmadd_ps(_mm256_mul_ps(c3, v), _mm256_mul_ps(v, v), v);
-    const __m256 e = exp_ps(_mm256_mul_ps(c2, inner));
+    const __m256 e = detail::exp256(_mm256_mul_ps(c2, inner));
     store(y + i, m, _mm256_div_ps(v, _mm256_add_ps(one, e)));
   }
 }

@@ -8,6 +8,7 @@
 #include <cmath>
 
 #include "cpu/ops_variants.h"
+#include "cpu/vec_exp_x86.h"
 
 namespace arc::kernels::avx512 {
 namespace {
@@ -18,36 +19,11 @@ __mmask16 tail(int64_t left) {
   return left >= W ? static_cast<__mmask16>(0xFFFF) : static_cast<__mmask16>((1u << left) - 1);
 }
 
-// e^x, about 2 ulp over the float range; exactly 0 below ln(2^-126) and +inf above ln(FLT_MAX).
-__m512 exp_ps(__m512 x) {
-  const __m512 hi = _mm512_set1_ps(88.7228391f);
-  const __m512 lo = _mm512_set1_ps(-87.3365447f);
-  const __mmask16 over = _mm512_cmp_ps_mask(x, hi, _CMP_GT_OQ);
-  const __mmask16 under = _mm512_cmp_ps_mask(x, lo, _CMP_LT_OQ);
-  x = _mm512_min_ps(_mm512_max_ps(x, lo), hi);
-  __m512 fx = _mm512_roundscale_ps(_mm512_mul_ps(x, _mm512_set1_ps(1.44269504088896341f)),
-                                   _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-  fx = _mm512_min_ps(fx, _mm512_set1_ps(127.0f));
-  __m512 r = _mm512_fnmadd_ps(fx, _mm512_set1_ps(0.693359375f), x);
-  r = _mm512_fnmadd_ps(fx, _mm512_set1_ps(-2.12194440e-4f), r);
-  __m512 p = _mm512_set1_ps(1.9875691500e-4f);
-  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.3981999507e-3f));
-  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(8.3334519073e-3f));
-  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(4.1665795894e-2f));
-  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.6666665459e-1f));
-  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(5.0000001201e-1f));
-  p = _mm512_fmadd_ps(p, _mm512_mul_ps(r, r), _mm512_add_ps(r, _mm512_set1_ps(1.0f)));
-  const __m512i e =
-      _mm512_slli_epi32(_mm512_add_epi32(_mm512_cvtps_epi32(fx), _mm512_set1_epi32(127)), 23);
-  __m512 y = _mm512_mul_ps(p, _mm512_castsi512_ps(e));
-  y = _mm512_mask_blend_ps(over, y, _mm512_set1_ps(INFINITY));
-  return _mm512_mask_blend_ps(under, y, _mm512_setzero_ps());
-}
-
 // x / (1 + e^-x)
 __m512 silu_ps(__m512 x) {
   const __m512 one = _mm512_set1_ps(1.0f);
-  return _mm512_div_ps(x, _mm512_add_ps(one, exp_ps(_mm512_sub_ps(_mm512_setzero_ps(), x))));
+  return _mm512_div_ps(x,
+                       _mm512_add_ps(one, detail::exp512(_mm512_sub_ps(_mm512_setzero_ps(), x))));
 }
 
 void rms_norm(const float* x, const float* w, float* y, int64_t n_rows, int64_t d, float eps) {
@@ -94,7 +70,7 @@ void softmax_rows(float* x, int64_t n_rows, int64_t n) {
     __m512 sum = _mm512_setzero_ps();
     for (int64_t i = 0; i < n; i += W) {
       const __mmask16 k = tail(n - i);
-      const __m512 e = exp_ps(_mm512_sub_ps(_mm512_maskz_loadu_ps(k, xr + i), vm));
+      const __m512 e = detail::exp512(_mm512_sub_ps(_mm512_maskz_loadu_ps(k, xr + i), vm));
       sum = _mm512_mask_add_ps(sum, k, sum, e);
       _mm512_mask_storeu_ps(xr + i, k, e);
     }
@@ -122,7 +98,7 @@ void gelu(const float* x, float* y, int64_t n) {
     const __mmask16 k = tail(n - i);
     const __m512 v = _mm512_maskz_loadu_ps(k, x + i);
     const __m512 inner = _mm512_fmadd_ps(_mm512_mul_ps(c3, v), _mm512_mul_ps(v, v), v);
-    const __m512 e = exp_ps(_mm512_mul_ps(c2, inner));
+    const __m512 e = detail::exp512(_mm512_mul_ps(c2, inner));
     _mm512_mask_storeu_ps(y + i, k, _mm512_div_ps(v, _mm512_add_ps(one, e)));
   }
 }

@@ -6,6 +6,7 @@
 #include <cstring>
 
 #include "cpu/ops_variants.h"
+#include "cpu/vec_exp_neon.h"
 
 namespace arc::kernels::neon {
 namespace {
@@ -23,38 +24,14 @@ void store_tail(float* p, int64_t left, float32x4_t v) {
   std::memcpy(p, buf, static_cast<size_t>(left) * sizeof(float));
 }
 
-// e^x, about 2 ulp over the float range; exactly 0 below ln(2^-126) and +inf above ln(FLT_MAX).
-float32x4_t exp_ps(float32x4_t x) {
-  const float32x4_t hi = vdupq_n_f32(88.7228391f);
-  const float32x4_t lo = vdupq_n_f32(-87.3365447f);
-  const uint32x4_t over = vcgtq_f32(x, hi);
-  const uint32x4_t under = vcltq_f32(x, lo);
-  x = vminq_f32(vmaxq_f32(x, lo), hi);
-  float32x4_t fx = vrndnq_f32(vmulq_n_f32(x, 1.44269504088896341f));
-  fx = vminq_f32(fx, vdupq_n_f32(127.0f));
-  float32x4_t r = vfmsq_f32(x, fx, vdupq_n_f32(0.693359375f));
-  r = vfmsq_f32(r, fx, vdupq_n_f32(-2.12194440e-4f));
-  float32x4_t p = vdupq_n_f32(1.9875691500e-4f);
-  p = vfmaq_f32(vdupq_n_f32(1.3981999507e-3f), p, r);
-  p = vfmaq_f32(vdupq_n_f32(8.3334519073e-3f), p, r);
-  p = vfmaq_f32(vdupq_n_f32(4.1665795894e-2f), p, r);
-  p = vfmaq_f32(vdupq_n_f32(1.6666665459e-1f), p, r);
-  p = vfmaq_f32(vdupq_n_f32(5.0000001201e-1f), p, r);
-  p = vfmaq_f32(vaddq_f32(r, vdupq_n_f32(1.0f)), p, vmulq_f32(r, r));
-  const int32x4_t e = vshlq_n_s32(vaddq_s32(vcvtq_s32_f32(fx), vdupq_n_s32(127)), 23);
-  float32x4_t y = vmulq_f32(p, vreinterpretq_f32_s32(e));
-  y = vbslq_f32(over, vdupq_n_f32(INFINITY), y);
-  return vbslq_f32(under, vdupq_n_f32(0.0f), y);
-}
-
 float32x4_t silu_ps(float32x4_t x) {
-  return vdivq_f32(x, vaddq_f32(vdupq_n_f32(1.0f), exp_ps(vnegq_f32(x))));
+  return vdivq_f32(x, vaddq_f32(vdupq_n_f32(1.0f), detail::exp_neon(vnegq_f32(x))));
 }
 
 // 0.5 v (1 + tanh(z)) == v * sigmoid(2 z), z = sqrt(2/pi) (v + 0.044715 v^3)
 float32x4_t gelu_ps(float32x4_t v) {
   const float32x4_t inner = vfmaq_f32(v, vmulq_n_f32(v, 0.044715f), vmulq_f32(v, v));
-  const float32x4_t e = exp_ps(vmulq_n_f32(inner, -2.0f * 0.7978845608028654f));
+  const float32x4_t e = detail::exp_neon(vmulq_n_f32(inner, -2.0f * 0.7978845608028654f));
   return vdivq_f32(v, vaddq_f32(vdupq_n_f32(1.0f), e));
 }
 
@@ -115,7 +92,7 @@ void softmax_rows(float* x, int64_t n_rows, int64_t n) {
     const float32x4_t vm = vdupq_n_f32(m);
     float32x4_t sum = vdupq_n_f32(0.0f);
     for (i = 0; i + W <= n; i += W) {
-      const float32x4_t e = exp_ps(vsubq_f32(vld1q_f32(xr + i), vm));
+      const float32x4_t e = detail::exp_neon(vsubq_f32(vld1q_f32(xr + i), vm));
       sum = vaddq_f32(sum, e);
       vst1q_f32(xr + i, e);
     }
@@ -124,7 +101,7 @@ void softmax_rows(float* x, int64_t n_rows, int64_t n) {
       // Inactive lanes hold -inf - m: exp gives 0 there, so they add nothing.
       float buf[W] = {-INFINITY, -INFINITY, -INFINITY, -INFINITY};
       std::memcpy(buf, xr + i, static_cast<size_t>(n - i) * sizeof(float));
-      const float32x4_t e = exp_ps(vsubq_f32(vld1q_f32(buf), vm));
+      const float32x4_t e = detail::exp_neon(vsubq_f32(vld1q_f32(buf), vm));
       total += vaddvq_f32(e);
       store_tail(xr + i, n - i, e);
     }

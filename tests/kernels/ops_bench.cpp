@@ -9,7 +9,6 @@
 #include <vector>
 
 #include "arc/kernels/attention.h"
-#include "arc/kernels/fp16.h"
 #include "arc/kernels/ops_isa.h"
 #include "arc/thread_pool.h"
 
@@ -59,23 +58,26 @@ void bm_swiglu(benchmark::State& st, k::OpsIsa isa) {
   st.SetBytesProcessed(st.iterations() * n * 12);
 }
 
-// One sequence of `ctx` positions in scattered F16 blocks; n_tokens queries at its end.
+// One sequence of `ctx` positions in scattered cache blocks; n_tokens queries at its end.
 void bm_attention(benchmark::State& st, k::OpsIsa isa, DType kv_type, int64_t n_tokens) {
   const int64_t ctx = st.range(0), d = 128, n_kv = 8, rep = 4, bs = 16;
   const int64_t n_blocks = ctx / bs;
-  const size_t rb = kv_type == DType::F16 ? d * 2 : d * 4;
+  const size_t rb = kv_type == DType::F16 ? d * 2 : kv_type == DType::F32 ? d * 4 : d / 32 * 34;
   std::vector<uint8_t> kc(n_blocks * bs * n_kv * rb), vc(kc.size());
   const auto kx = random_vec(n_blocks * bs * n_kv * d);
-  for (size_t i = 0; i < kx.size(); ++i) {
-    if (kv_type == DType::F16) {
-      const uint16_t h = k::fp32_to_fp16(kx[i]);
-      std::memcpy(kc.data() + 2 * i, &h, 2);
-      std::memcpy(vc.data() + 2 * i, &h, 2);
-    } else {
-      std::memcpy(kc.data() + 4 * i, &kx[i], 4);
-      std::memcpy(vc.data() + 4 * i, &kx[i], 4);
-    }
-  }
+  std::vector<int32_t> slots(n_blocks * bs);
+  for (size_t i = 0; i < slots.size(); ++i) slots[i] = static_cast<int32_t>(i);
+  k::KvStoreArgs fill;
+  fill.k = kx.data();
+  fill.v = kx.data();
+  fill.k_cache = kc.data();
+  fill.v_cache = vc.data();
+  fill.kv_type = kv_type;
+  fill.slots = slots.data();
+  fill.n_tokens = static_cast<int64_t>(slots.size());
+  fill.n_kv_head = n_kv;
+  fill.head_dim = d;
+  k::kv_store(fill);
   std::vector<int32_t> table(n_blocks);
   for (int64_t i = 0; i < n_blocks; ++i) table[i] = static_cast<int32_t>((i * 37) % n_blocks);
   const auto q = random_vec(n_tokens * n_kv * rep * d);
@@ -112,8 +114,8 @@ void register_all() {
     benchmark::RegisterBenchmark(("rms_norm/" + n).c_str(), bm_rms_norm, isa)->Arg(4096);
     benchmark::RegisterBenchmark(("softmax/" + n).c_str(), bm_softmax, isa)->Arg(32768);
     benchmark::RegisterBenchmark(("swiglu/" + n).c_str(), bm_swiglu, isa)->Arg(14336);
-    for (DType t : {DType::F16, DType::F32}) {
-      const std::string tn = t == DType::F16 ? "f16" : "f32";
+    for (DType t : {DType::F16, DType::F32, DType::Q8_0}) {
+      const std::string tn = t == DType::F16 ? "f16" : t == DType::F32 ? "f32" : "q8_0";
       benchmark::RegisterBenchmark(("attn_decode_" + tn + "/" + n).c_str(), bm_attention, isa, t,
                                    int64_t{1})
           ->Args({4096, 1})
