@@ -31,7 +31,7 @@ struct RunOpts {
   std::string prompt_ids;  // "1,2,3": token ids instead of text
   bool chat = false;
   int max_tokens = 128;
-  SamplingParams sampling;
+  SamplingParams sampling{.temperature = 0.0f};
   bool json = false;
   int logprobs = 0;
   int threads = 0;
@@ -162,7 +162,7 @@ int run(RunOpts o) {
       nlohmann::json step = {{"id", id}};
       if (o.logprobs > 0) {
         nlohmann::json top = nlohmann::json::array();
-        for (const TokenLogprob& t : top_logprobs(*logits, o.logprobs)) {
+        for (const TokenScore& t : top_logprobs(*logits, o.logprobs)) {
           top.push_back({{"id", t.token}, {"logprob", t.logprob}});
         }
         step["top_logprobs"] = top;
