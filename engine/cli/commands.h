@@ -14,5 +14,6 @@ struct CliContext {
 void add_version_command(CLI::App& app, CliContext& ctx);
 void add_inspect_command(CLI::App& app, CliContext& ctx);
 void add_chat_template_command(CLI::App& app, CliContext& ctx);
+void add_bench_serve_command(CLI::App& app, CliContext& ctx);
 
 }  // namespace arc::cli
