@@ -96,8 +96,10 @@ int run_bench_serve(const BenchServeOptions& o, const CLI::App& cmd) {
   };
 
   auto results = bench::run_bench(cfg, cb);
-  std::string table = bench::format_table(shown);
-  std::fprintf(o.json ? stderr : stdout, "\n%s", table.c_str());
+  if (!shown.empty()) {
+    std::string table = bench::format_table(shown);
+    std::fprintf(o.json ? stderr : stdout, "\n%s", table.c_str());
+  }
   if (!results.ok()) {
     if (o.json) {
       // A fatal line the Benchmark page can show: it has "error" and no "scenario".
