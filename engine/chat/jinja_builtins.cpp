@@ -743,11 +743,15 @@ void Interpreter::install_globals(Scope& scope) {
       if (args.size() >= 3) step = args[2].as_int();
     }
     if (step == 0) throw Error("range() step cannot be zero");
-    Array out;
-    for (int64_t i = start; step > 0 ? i < stop : i > stop; i += step) {
-      if (out.size() >= in.limits().max_range) throw Error("range() is too long");
-      out.push_back(Value::integer(i));
+    const double count = std::ceil((static_cast<double>(stop) - static_cast<double>(start)) /
+                                   static_cast<double>(step));
+    if (count > static_cast<double>(in.limits().max_range)) {
+      throw Error("range() is too long (more than " + std::to_string(in.limits().max_range) +
+                  " items)");
     }
+    Array out;
+    for (int64_t i = start; step > 0 ? i < stop : i > stop; i += step)
+      out.push_back(Value::integer(i));
     return Value::array(std::move(out));
   });
   scope.vars["strftime_now"] =

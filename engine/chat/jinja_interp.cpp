@@ -74,13 +74,18 @@ void Interpreter::exec(const NodeList& body, const ScopePtr& scope, std::string&
       case NodeKind::kContinue:
         throw ContinueSignal{};
       case NodeKind::kCallBlock: {
-        // {% call m(args) %}body{% endcall %}: m sees caller() returning the body.
+        // {% call m(args) %}body{% endcall %}: m runs with caller() returning the body.
         auto caller_node = std::make_shared<Node>(n);
         caller_node->kind = NodeKind::kMacro;
         caller_node->name = "caller";
-        auto inner = std::make_shared<Scope>(scope);
-        inner->vars["caller"] = make_macro(*caller_node, scope);
-        out += eval(*n.a, inner).to_output();
+        Value callee = eval(*n.a->a, scope);
+        if (!callee.is_function()) fail(n, "'{% call %}' needs a macro");
+        std::vector<Value> args;
+        KwArgs kwargs;
+        for (const auto& a : n.a->items) args.push_back(eval(*a, scope));
+        for (const auto& [k, a] : n.a->kwargs) kwargs.emplace_back(k, eval(*a, scope));
+        kwargs.emplace_back("caller", make_macro(*caller_node, scope));
+        out += callee.fn()(*this, args, kwargs).to_output();
         break;
       }
       case NodeKind::kFilterBlock: {
@@ -252,7 +257,11 @@ Value Interpreter::make_macro(const Node& n, const ScopePtr& scope) {
           found = true;
         }
       }
-      if (!found) extra.emplace_back(k, v);
+      if (!found && k == "caller") {
+        local->vars[k] = v;
+      } else if (!found) {
+        extra.emplace_back(k, v);
+      }
     }
     for (size_t i = 0; i < params.size(); ++i) {
       if (bound[i]) continue;
@@ -415,6 +424,10 @@ Value Interpreter::binary(const Node& n, const ScopePtr& scope) {
   }
   if (l.is_undefined() || r.is_undefined()) {
     fail(n, "cannot apply '" + op + "' to an undefined value");
+  }
+  if ((l.is_string() || r.is_string()) && (op == "~" || op == "+")) {
+    // Checked before building: a doubling loop must fail fast, not after allocating.
+    check_size(l.to_output().size() + r.to_output().size(), n);
   }
   if (op == "~") {
     std::string s = l.to_output() + r.to_output();

@@ -123,6 +123,9 @@ class Parser {
       expect(Tok::kCloseStmt, "'%}'");
       return node(kw == "break" ? NodeKind::kBreak : NodeKind::kContinue, t);
     }
+    if (kw.rfind("end", 0) == 0 || kw == "else" || kw == "elif") {
+      fail("unexpected '{% " + kw + " %}' with no block to close", t);
+    }
     fail("unknown statement '{% " + kw + " %}'", t);
   }
 

@@ -47,6 +47,11 @@ Value Value::from_json(const nlohmann::ordered_json& j) {
   }
 }
 
+const std::string& Value::empty_string() {
+  static const std::string kEmpty;
+  return kEmpty;
+}
+
 const Value* Value::find(const std::string& key) const {
   if (kind_ != Kind::kObject) return nullptr;
   for (const auto& [k, v] : *obj_) {
@@ -77,7 +82,7 @@ bool Value::truthy() const {
     case Kind::kFloat:
       return f_ != 0.0;
     case Kind::kString:
-      return !s_.empty();
+      return !str().empty();
     case Kind::kArray:
       return !arr_->empty();
     case Kind::kObject:
@@ -138,7 +143,7 @@ std::string Value::to_output() const {
     case Kind::kFloat:
       return format_float(f_);
     case Kind::kString:
-      return s_;
+      return str();
     case Kind::kArray:
     case Kind::kObject:
       return to_json_text(*this, JsonFormat{-1, ", ", ": "});
@@ -161,7 +166,7 @@ nlohmann::ordered_json Value::to_json() const {
     case Kind::kFloat:
       return f_;
     case Kind::kString:
-      return s_;
+      return str();
     case Kind::kArray: {
       auto j = nlohmann::ordered_json::array();
       for (const auto& e : *arr_) j.push_back(e.to_json());

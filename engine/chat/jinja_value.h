@@ -69,7 +69,7 @@ class Value {
   }
   static Value string(std::string v) {
     Value r(Kind::kString);
-    r.s_ = std::move(v);
+    r.s_ = std::make_shared<const std::string>(std::move(v));
     return r;
   }
   static Value array(Array v = {}) {
@@ -106,7 +106,7 @@ class Value {
   bool as_bool() const { return b_; }
   int64_t as_int() const { return i_; }
   double as_double() const { return kind_ == Kind::kInt ? static_cast<double>(i_) : f_; }
-  const std::string& str() const { return s_; }
+  const std::string& str() const { return s_ ? *s_ : empty_string(); }
   Array& arr() const { return *arr_; }
   Object& obj() const { return *obj_; }
   Function& fn() const { return *fn_; }
@@ -129,7 +129,8 @@ class Value {
   bool b_ = false;
   int64_t i_ = 0;
   double f_ = 0;
-  std::string s_;
+  static const std::string& empty_string();
+  std::shared_ptr<const std::string> s_;  // shared: values are copied often, strings can be long
   std::shared_ptr<Array> arr_;
   std::shared_ptr<Object> obj_;
   std::shared_ptr<Function> fn_;

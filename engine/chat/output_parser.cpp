@@ -178,6 +178,7 @@ struct OutputParser::Impl {
   bool at_start = true;        // nothing but whitespace seen yet
   bool trim_newlines = false;  // drop '\n' before the next emitted character
   bool ds_outer = false;       // inside <｜tool▁calls▁begin｜>
+  size_t call_scanned = 0;     // bytes of buf already searched for a call's end marker
   std::string h_channel, h_recipient;
 
   explicit Impl(OutputParserOptions o) : opt(o) {
@@ -331,11 +332,16 @@ struct OutputParser::Impl {
 
   // A call closed by an end marker (Qwen <tool_call>, DeepSeek <｜tool▁call▁begin｜>).
   bool step_closed_call(bool at_end, std::string_view open, std::string_view close) {
-    size_t p = buf.find(close);
+    // Resume the search where the last one stopped: a long call arriving token by token must
+    // not be rescanned from its start each time.
+    size_t from = call_scanned > close.size() ? call_scanned - close.size() : 0;
+    size_t p = buf.find(close, from);
+    call_scanned = p == std::string::npos ? buf.size() : 0;
     if (p == std::string::npos) {
       if (buf.size() > opt.max_tool_call_bytes) {
         out.push_back(call_error(std::string(open) + buf, "tool call longer than the limit"));
         buf.clear();
+        call_scanned = 0;
         state = State::kContent;
         return false;
       }

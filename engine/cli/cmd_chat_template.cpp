@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "arc/chat_template.h"
+#include "arc/gguf.h"
 #include "commands.h"
 
 namespace arc::cli {
@@ -49,6 +50,22 @@ struct Options {
 };
 
 Result<ChatFormatter> load_formatter(const Options& o) {
+  if (!o.model.empty() && !o.tokenizer_config.empty()) {
+    return invalid_argument("give either --model or --tokenizer-config, not both");
+  }
+  if (!o.model.empty()) {
+    auto file = gguf::File::open(o.model);
+    if (!file.ok()) return file.status();
+    auto f = ChatFormatter::from_gguf(*file);
+    if (o.template_file.empty()) return f;
+    // --template replaces the file's template (or supplies one it lacks).
+    auto tpl_text = read_text_file(o.template_file);
+    if (!tpl_text.ok()) return tpl_text.status();
+    auto tpl = ChatTemplate::parse(*tpl_text);
+    if (!tpl.ok()) return tpl.status().with_context(o.template_file);
+    return ChatFormatter(std::move(*tpl), f.ok() ? f->bos_token() : o.bos,
+                         f.ok() ? f->eos_token() : o.eos);
+  }
   if (!o.tokenizer_config.empty()) {
     auto text = read_text_file(o.tokenizer_config);
     if (!text.ok()) return text.status();
@@ -115,6 +132,7 @@ int run(const Options& o) {
 void add_chat_template_command(CLI::App& app, CliContext& ctx) {
   auto opts = std::make_shared<Options>();
   auto* cmd = app.add_subcommand("chat-template", "Print the prompt a chat template renders");
+  cmd->add_option("--model", opts->model, "GGUF model file (reads tokenizer.chat_template)");
   cmd->add_option("--tokenizer-config", opts->tokenizer_config,
                   "Hugging Face tokenizer_config.json holding chat_template");
   cmd->add_option("--template", opts->template_file,

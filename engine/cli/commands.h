@@ -12,8 +12,14 @@ struct CliContext {
 };
 
 void add_version_command(CLI::App& app, CliContext& ctx);
+void add_serve_command(CLI::App& app, CliContext& ctx);
+void add_make_test_model_command(CLI::App& app, CliContext& ctx);
+void add_bench_command(CLI::App& app, CliContext& ctx);
+void add_run_command(CLI::App& app, CliContext& ctx);
+void add_fit_command(CLI::App& app, CliContext& ctx);
 void add_inspect_command(CLI::App& app, CliContext& ctx);
 void add_chat_template_command(CLI::App& app, CliContext& ctx);
+void add_tokenize_command(CLI::App& app, CliContext& ctx);
 void add_bench_serve_command(CLI::App& app, CliContext& ctx);
 
 }  // namespace arc::cli

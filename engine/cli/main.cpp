@@ -21,8 +21,14 @@ int main(int argc, char** argv) {
 
   arc::cli::CliContext ctx;
   arc::cli::add_version_command(app, ctx);
+  arc::cli::add_serve_command(app, ctx);
+  arc::cli::add_make_test_model_command(app, ctx);
+  arc::cli::add_bench_command(app, ctx);
+  arc::cli::add_run_command(app, ctx);
+  arc::cli::add_fit_command(app, ctx);
   arc::cli::add_inspect_command(app, ctx);
   arc::cli::add_chat_template_command(app, ctx);
+  arc::cli::add_tokenize_command(app, ctx);
   arc::cli::add_bench_serve_command(app, ctx);
 
   try {

@@ -217,8 +217,9 @@ class Parser {
     ARC_RETURN_IF_ERROR(parse_header(c, f));
     uint64_t n_tensors = 0, n_kv = 0;
     ARC_RETURN_IF_ERROR(parse_counts(c, n_tensors, n_kv));
-    ARC_RETURN_IF_ERROR(parse_metadata(c, f, n_kv));
-    ARC_RETURN_IF_ERROR(parse_alignment(c, f));
+    uint64_t alignment_at = 0;  // where general.alignment's value sits, for messages
+    ARC_RETURN_IF_ERROR(parse_metadata(c, f, n_kv, alignment_at));
+    ARC_RETURN_IF_ERROR(parse_alignment(c, f, alignment_at));
     std::vector<uint64_t> info_at;  // byte offset of each tensor's offset field
     ARC_RETURN_IF_ERROR(parse_tensor_infos(c, f, n_tensors, info_at));
     ARC_RETURN_IF_ERROR(check_data(c, f, info_at));
@@ -278,7 +279,7 @@ class Parser {
     return ok_status();
   }
 
-  static Status parse_metadata(Cursor& c, File& f, uint64_t n_kv) {
+  static Status parse_metadata(Cursor& c, File& f, uint64_t n_kv, uint64_t& alignment_at) {
     for (uint64_t i = 0; i < n_kv; ++i) {
       const uint64_t at = c.pos();
       std::string key;
@@ -295,6 +296,7 @@ class Parser {
                       fmt::format("metadata '{}' has unknown value type {} (known: 0..{})", key,
                                   type_raw, kLastValueType));
       }
+      if (key == "general.alignment") alignment_at = c.pos();
       Value v;
       ARC_RETURN_IF_ERROR(read_value(c, static_cast<ValueType>(type_raw), 0, key, v));
       f.metadata_.emplace(std::move(key), std::move(v));
@@ -302,13 +304,13 @@ class Parser {
     return ok_status();
   }
 
-  static Status parse_alignment(Cursor& c, File& f) {
+  static Status parse_alignment(Cursor& c, File& f, uint64_t alignment_at) {
     f.alignment_ = kDefaultAlignment;
     const Value* a = f.find("general.alignment");
     if (a == nullptr) return ok_status();
     std::optional<uint64_t> v = a->as_uint();
     if (!v || *v == 0 || !std::has_single_bit(*v) || *v > (uint64_t{1} << 30)) {
-      return c.fail(StatusCode::kDataLoss, c.pos(),
+      return c.fail(StatusCode::kDataLoss, alignment_at,
                     fmt::format("general.alignment must be a power of two between 1 and 2^30, "
                                 "found {}; the file is corrupt",
                                 v ? std::to_string(*v) : std::string(value_type_name(a->type))));

@@ -1,6 +1,8 @@
 #include "arc/server.h"
 
 #include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 
 #include <chrono>
 #include <condition_variable>
@@ -39,6 +41,24 @@ bool keys_equal(const std::string& a, const std::string& b) {
 
 bool is_anthropic_route(const std::string& path) {
   return path.rfind("/v1/messages", 0) == 0;
+}
+
+// Debian's cpp-httplib is compiled with a listen backlog of 5: a burst of clients (64 agents
+// connecting at once) overflows it and connections are reset. Linux lets listen() be called
+// again on a listening socket to raise the backlog; find ours by its port.
+void widen_listen_backlog(int port) {
+  for (int fd = 3; fd < 1024; ++fd) {
+    int accepting = 0;
+    socklen_t len = sizeof accepting;
+    if (getsockopt(fd, SOL_SOCKET, SO_ACCEPTCONN, &accepting, &len) != 0 || !accepting) continue;
+    sockaddr_storage addr{};
+    socklen_t alen = sizeof addr;
+    if (getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &alen) != 0) continue;
+    int p = addr.ss_family == AF_INET ? ntohs(reinterpret_cast<sockaddr_in*>(&addr)->sin_port)
+            : addr.ss_family == AF_INET6 ? ntohs(reinterpret_cast<sockaddr_in6*>(&addr)->sin6_port)
+                                          : -1;
+    if (p == port) ::listen(fd, 1024);
+  }
 }
 
 }  // namespace
@@ -266,6 +286,7 @@ Status Server::start() {
     }
     impl_->bound_port = o.port;
   }
+  widen_listen_backlog(impl_->bound_port);
   impl_->thread = std::thread([impl = impl_.get()] { impl->http.listen_after_bind(); });
   logger("server")->info("listening on http://{}:{}", o.host, impl_->bound_port);
   return ok_status();

@@ -72,6 +72,51 @@ void BpeMerges::apply(std::vector<TokenId>& ids) const {
     if (const Merge* m = find(ids[0], ids[1])) ids = {m->result};
     return;
   }
+  if (n <= kSmallWord) {
+    apply_small(ids);
+    return;
+  }
+  apply_large(ids);
+}
+
+// Short words (almost all of them): the rank of each adjacent pair kept in an array; each round
+// scans it for the lowest (leftmost on ties), merges, and looks up only the two new pairs. No
+// allocation; O(n^2) scanning is cheaper than a heap at these sizes.
+void BpeMerges::apply_small(std::vector<TokenId>& ids) const {
+  constexpr uint32_t kNone = UINT32_MAX;
+  size_t n = ids.size();
+  TokenId sym[kSmallWord];
+  uint32_t rank[kSmallWord];   // rank[i]: merge rank of (sym[i], sym[i+1]); kNone when none
+  TokenId result[kSmallWord];  // result[i]: the merged token of that pair
+  auto look = [&](size_t i) {
+    const Merge* m = find(sym[i], sym[i + 1]);
+    rank[i] = m ? m->rank : kNone;
+    result[i] = m ? m->result : -1;
+  };
+  for (size_t i = 0; i < n; ++i) sym[i] = ids[i];
+  for (size_t i = 0; i + 1 < n; ++i) look(i);
+  while (n > 1) {
+    size_t best = 0;
+    for (size_t i = 1; i + 1 < n; ++i) {
+      if (rank[i] < rank[best]) best = i;
+    }
+    if (rank[best] == kNone) break;
+    sym[best] = result[best];
+    // Close the gap left by sym[best + 1].
+    for (size_t i = best + 1; i + 1 < n; ++i) {
+      sym[i] = sym[i + 1];
+      rank[i] = rank[i + 1];
+      result[i] = result[i + 1];
+    }
+    --n;
+    if (best > 0) look(best - 1);
+    if (best + 1 < n) look(best);
+  }
+  ids.assign(sym, sym + n);
+}
+
+void BpeMerges::apply_large(std::vector<TokenId>& ids) const {
+  const size_t n = ids.size();
   // Doubly linked list over the symbols; a merged-away symbol gets id -1.
   struct Sym {
     TokenId id;

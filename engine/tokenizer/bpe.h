@@ -44,6 +44,9 @@ class BpeMerges {
   static uint64_t pack(TokenId l, TokenId r) {
     return ((uint64_t(uint32_t(l)) << 32) | uint32_t(r)) + 1;
   }
+  static constexpr size_t kSmallWord = 48;
+  void apply_small(std::vector<TokenId>& ids) const;
+  void apply_large(std::vector<TokenId>& ids) const;  // heap + linked list: O(n log n)
   void grow();
   std::vector<Slot> slots_;
   size_t n_ = 0;

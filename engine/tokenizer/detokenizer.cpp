@@ -34,4 +34,51 @@ void StreamingDetokenizer::reset() {
   at_start_ = true;
 }
 
+std::string escape_token_text(std::string_view bytes) {
+  static const char* hex = "0123456789ABCDEF";
+  std::string out;
+  size_t i = 0;
+  while (i < bytes.size()) {
+    unsigned char c = static_cast<unsigned char>(bytes[i]);
+    if (c >= 0x80) {
+      std::string one;
+      size_t n = utf8_sanitize(bytes.substr(i, 4), /*final=*/false, one);
+      // Only a complete, valid first character is shown as itself.
+      if (n > 0 && one.rfind("\xEF\xBF\xBD", 0) != 0) {
+        size_t len = c >= 0xF0 ? 4 : c >= 0xE0 ? 3 : 2;
+        out.append(bytes.substr(i, len));
+        i += len;
+        continue;
+      }
+    }
+    switch (c) {
+      case '\n':
+        out += "\\n";
+        break;
+      case '\t':
+        out += "\\t";
+        break;
+      case '\r':
+        out += "\\r";
+        break;
+      case '\\':
+        out += "\\\\";
+        break;
+      case '"':
+        out += "\\\"";
+        break;
+      default:
+        if (c < 0x20 || c >= 0x7F) {
+          out += "\\x";
+          out += hex[c >> 4];
+          out += hex[c & 15];
+        } else {
+          out += char(c);
+        }
+    }
+    ++i;
+  }
+  return out;
+}
+
 }  // namespace arc

@@ -25,6 +25,19 @@ std::string_view trim_end(std::string_view s) {
   return s;
 }
 
+// The byte of a "<0xNN>" piece, or -1.
+int byte_piece_value(std::string_view p) {
+  if (p.size() != 6 || p.substr(0, 3) != "<0x" || p[5] != '>') return -1;
+  auto hex = [](char c) {
+    if (c >= '0' && c <= '9') return c - '0';
+    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+    return -1;
+  };
+  int hi = hex(p[3]), lo = hex(p[4]);
+  return hi < 0 || lo < 0 ? -1 : hi * 16 + lo;
+}
+
 void replace_all(std::string& s, std::string_view from, std::string_view to) {
   if (from.empty()) return;
   std::string out;
@@ -101,8 +114,8 @@ Status Tokenizer::Impl::finish() {
           b.append(p, start, k - start);  // not a byte-level character: keep its text
         }
       }
-    } else if (types[i] == TokenType::kByte && p.size() == 6 && p.rfind("<0x", 0) == 0) {
-      bytes[i] = std::string(1, char(std::stoi(p.substr(3, 2), nullptr, 16)));
+    } else if (int byte = byte_piece_value(p); types[i] == TokenType::kByte && byte >= 0) {
+      bytes[i] = std::string(1, char(byte));
     } else {
       bytes[i] = p;
       replace_all(bytes[i], "\xE2\x96\x81", " ");  // ▁ -> space
@@ -165,6 +178,11 @@ void Tokenizer::Impl::merges_from_scores() {
 }
 
 void Tokenizer::Impl::encode_word(std::string_view word, std::vector<TokenId>& out) const {
+  // One byte (spaces, punctuation, single digits) is always its byte token: no cache needed.
+  if (word.size() == 1 && model == TokenizerModel::kByteLevelBpe) {
+    out.push_back(byte_token[uint8_t(word[0])]);
+    return;
+  }
   const bool cacheable = word.size() <= kMaxCachedWord;
   if (cacheable && cache.get(word, out)) return;
   std::vector<TokenId> ids;

@@ -73,23 +73,26 @@ void append_utf8(uint32_t cp, std::string& out) {
 uint32_t next_code_point(std::string_view s, size_t& i) {
   auto b = [&](size_t k) { return uint32_t(uint8_t(s[k])); };
   uint32_t c = b(i);
+  size_t len = c < 0x80 ? 1 : c < 0xE0 ? 2 : c < 0xF0 ? 3 : 4;
   if (c < 0x80) {
     i += 1;
     return c;
   }
-  if (c < 0xE0) {
-    uint32_t cp = ((c & 0x1F) << 6) | (b(i + 1) & 0x3F);
-    i += 2;
-    return cp;
+  if (i + len > s.size()) {
+    // Vocabulary strings from a GGUF file are not validated: never read past the end.
+    i += 1;
+    return 0xFFFD;
   }
-  if (c < 0xF0) {
-    uint32_t cp = ((c & 0x0F) << 12) | ((b(i + 1) & 0x3F) << 6) | (b(i + 2) & 0x3F);
-    i += 3;
-    return cp;
+  uint32_t cp;
+  if (len == 2) {
+    cp = ((c & 0x1F) << 6) | (b(i + 1) & 0x3F);
+  } else if (len == 3) {
+    cp = ((c & 0x0F) << 12) | ((b(i + 1) & 0x3F) << 6) | (b(i + 2) & 0x3F);
+  } else {
+    cp = ((c & 0x07) << 18) | ((b(i + 1) & 0x3F) << 12) | ((b(i + 2) & 0x3F) << 6) |
+         (b(i + 3) & 0x3F);
   }
-  uint32_t cp =
-      ((c & 0x07) << 18) | ((b(i + 1) & 0x3F) << 12) | ((b(i + 2) & 0x3F) << 6) | (b(i + 3) & 0x3F);
-  i += 4;
+  i += len;
   return cp;
 }
 

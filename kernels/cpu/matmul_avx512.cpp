@@ -1,6 +1,6 @@
-// AVX-512 (F/BW/VL/DQ) matmul kernels. Float weights and the 32-element block formats (Q8_0,
-// Q4_0, MXFP4: two blocks per 512-bit register) have 512-bit kernels here; the K-quants use the
-// 256-bit kernels of matmul_x86.inc compiled for AVX-512 (EVEX encoding, 32 vector registers).
+// AVX-512 (F/BW/VL/DQ) matmul kernels. Float weights, the 32-element block formats (Q8_0, Q4_0,
+// MXFP4: two blocks per 512-bit register) and Q4_K have 512-bit kernels here; Q5_K and Q6_K use
+// the 256-bit kernels of matmul_x86.inc compiled for AVX-512 (EVEX encoding, 32 registers).
 #include <immintrin.h>
 
 #include <algorithm>
@@ -69,6 +69,55 @@ struct Block32Kernel512 {
   }
 };
 
+// Q4_K against Q8_K, 64 weights per 512-bit step: the 32 bytes of group g are broadcast to both
+// halves and shifted by 0 / 4 per half, which puts elements 64g .. 64g+63 in order, matching one
+// 512-bit load of the activations (no per-token shuffles). Sub-block scales 2g / 2g+1 are
+// permuted into the two halves; mins go through the activation block sums as in the .inc.
+struct Q4K512Kernel {
+  template <int NT>
+  static void dot(int64_t n_in, const uint8_t* wrow, const uint8_t* xa, size_t xs, float* out) {
+    const auto* w = reinterpret_cast<const BlockQ4K*>(wrow);  // [n_in / 256]
+    const int64_t nb = n_in / kQKK;
+    const __m512i low4 = _mm512_set1_epi8(0x0F);
+    const __m512i shifts = _mm512_inserti64x4(_mm512_setzero_si512(), _mm256_set1_epi16(4), 1);
+    __m512 acc[NT];
+    __m128 accm[NT];
+    for (int t = 0; t < NT; ++t) {
+      acc[t] = _mm512_setzero_ps();
+      accm[t] = _mm_setzero_ps();
+    }
+    for (int64_t b = 0; b < nb; ++b) {
+      alignas(16) uint8_t sm[16];
+      unpack_scales_k4(w[b].scales, sm);
+      const __m512i sc16 = _mm512_cvtepu8_epi16(
+          _mm256_castsi128_si256(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(sm))));
+      __m512i sumi[NT];
+      for (int t = 0; t < NT; ++t) sumi[t] = _mm512_setzero_si512();
+      for (int g = 0; g < 4; ++g) {
+        const __m512i raw = _mm512_broadcast_i64x4(loadu(w[b].qs + 32 * g));
+        const __m512i q = _mm512_and_si512(_mm512_srlv_epi16(raw, shifts), low4);
+        const __m512i idx =
+            _mm512_inserti64x4(_mm512_set1_epi16(static_cast<int16_t>(2 * g)),
+                               _mm256_set1_epi16(static_cast<int16_t>(2 * g + 1)), 1);
+        const __m512i scv = _mm512_permutexvar_epi16(idx, sc16);
+        for (int t = 0; t < NT; ++t) {
+          const auto* xb = reinterpret_cast<const BlockQ8K*>(xa + t * xs) + b;
+          const __m512i p = _mm512_maddubs_epi16(q, _mm512_loadu_si512(xb->qs + 64 * g));
+          sumi[t] = _mm512_add_epi32(sumi[t], _mm512_madd_epi16(p, scv));
+        }
+      }
+      const float d = h2f(w[b].d), dmin = h2f(w[b].dmin);
+      for (int t = 0; t < NT; ++t) {
+        const auto* xb = reinterpret_cast<const BlockQ8K*>(xa + t * xs) + b;
+        acc[t] = _mm512_fmadd_ps(_mm512_set1_ps(d * xb->d), _mm512_cvtepi32_ps(sumi[t]), acc[t]);
+        const __m128i m = mins_dot_bsums(sm + 8, xb->bsums);
+        accm[t] = _mm_fmadd_ps(_mm_set1_ps(dmin * xb->d), _mm_cvtepi32_ps(m), accm[t]);
+      }
+    }
+    for (int t = 0; t < NT; ++t) out[t] = _mm512_reduce_add_ps(acc[t]) - hsum128(accm[t]);
+  }
+};
+
 struct Load512F32 {
   static __m512 load16(const uint8_t* p) { return _mm512_loadu_ps(p); }
 };
@@ -131,6 +180,8 @@ RowsKernel rows_kernel_avx512(DType t) {
       return {rows<Block32Kernel512<BlockQ4_0, DecodeQ4_0>>, ActFormat::kQ8_0};
     case DType::MXFP4:
       return {rows<Block32Kernel512<BlockMxfp4, DecodeMxfp4>>, ActFormat::kQ8_0};
+    case DType::Q4_K:
+      return {rows<Q4K512Kernel>, ActFormat::kQ8_K};
     default:
       return x86_rows_kernel(t);
   }

@@ -54,7 +54,9 @@ inline uint16_t f32_to_bf16(float f) {
 // MXFP4 block scale: E8M0 exponent e stands for 2^(e-127). ggml stores the E2M1 values doubled
 // (kMxfp4Values) and so multiplies by half the scale, 2^(e-128); e = 0 gives the subnormal 2^-128.
 inline float e8m0_to_f32_half(uint8_t e) {
-  return std::ldexp(1.0f, static_cast<int>(e) - 128);
+  // Float exponent field e - 1 for e >= 2; below that the result is a float subnormal.
+  const uint32_t bits = e >= 2 ? static_cast<uint32_t>(e - 1) << 23 : 0x00200000u << e;
+  return std::bit_cast<float>(bits);
 }
 
 }  // namespace arc::kernels::quant

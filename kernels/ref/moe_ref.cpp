@@ -13,6 +13,7 @@ void moe_route(const RouterArgs& a) {
   std::vector<double> prob(static_cast<size_t>(a.n_expert));
   std::vector<double> select(static_cast<size_t>(a.n_expert));
   std::vector<int32_t> order(static_cast<size_t>(a.n_expert));
+  const int64_t k = std::min(a.k, a.n_expert);
   for (int64_t t = 0; t < a.n_tokens; ++t) {
     const float* logit = a.logits + t * a.n_expert;  // [n_expert]
     if (a.scoring == RouterScoring::kSoftmax) {
@@ -32,8 +33,8 @@ void moe_route(const RouterArgs& a) {
     std::stable_sort(order.begin(), order.end(),
                      [&](int32_t x, int32_t y) { return select[x] > select[y]; });
     double wsum = 0;
-    for (int64_t j = 0; j < a.k; ++j) wsum += prob[order[j]];
-    for (int64_t j = 0; j < a.k; ++j) {
+    for (int64_t j = 0; j < k; ++j) wsum += prob[order[j]];
+    for (int64_t j = 0; j < k; ++j) {
       double w = prob[order[j]];
       if (a.normalize && wsum > 0) w /= wsum;
       a.ids[t * a.k + j] = order[j];

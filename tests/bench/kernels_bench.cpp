@@ -8,7 +8,9 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
+#include <ctime>
 #include <random>
 #include <string>
 #include <vector>
@@ -24,22 +26,41 @@ using arc::DType;
 using arc::kernels::MatmulArgs;
 namespace cpu = arc::kernels::cpu;
 
+int& thread_count() {
+  static int n = 0;  // --arc_threads=N; 0: one per online CPU
+  return n;
+}
+
 arc::ThreadPool& pool() {
-  static arc::ThreadPool p(0);  // one worker per online CPU
+  static arc::ThreadPool p(thread_count());
   return p;
 }
 
-// Read bandwidth in GB/s: the median of 5 parallel streaming sums over 1 GiB.
-double measure_read_bandwidth() {
+// CPU time of the calling thread. With one thread all work runs inline, so bytes over this time
+// is the rate the code sustains while it runs, whatever else shares the machine.
+double thread_cpu_seconds() {
+  timespec ts;
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
+}
+
+struct Bandwidth {
+  double wall_gbs = 0;  // bytes / wall time
+  double cpu_gbs = 0;   // bytes / calling-thread CPU time (meaningful with one thread)
+};
+
+// Read bandwidth: the median of 5 parallel streaming sums over 1 GiB.
+Bandwidth measure_read_bandwidth() {
   const size_t n = (size_t{1} << 30) / sizeof(uint64_t);
   std::vector<uint64_t> buf(n);
   for (size_t i = 0; i < n; ++i) buf[i] = i;
-  std::vector<double> rates;
+  std::vector<double> rates, cpu_rates;
   uint64_t sink = 0;
   for (int rep = 0; rep < 5; ++rep) {
     const int64_t chunks = 256;
     std::vector<uint64_t> partial(chunks);
     const auto t0 = std::chrono::steady_clock::now();
+    const double c0 = thread_cpu_seconds();
     arc::kernels::parallel_for(&pool(), chunks, 1, [&](int64_t c0, int64_t c1) {
       for (int64_t c = c0; c < c1; ++c) {
         const uint64_t* p = buf.data() + c * (n / chunks);
@@ -52,16 +73,22 @@ double measure_read_bandwidth() {
     });
     const double sec = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     for (uint64_t v : partial) sink += v;
+    const double csec = thread_cpu_seconds() - c0;
     rates.push_back(static_cast<double>(n * sizeof(uint64_t)) / sec / 1e9);
+    cpu_rates.push_back(static_cast<double>(n * sizeof(uint64_t)) / csec / 1e9);
   }
   benchmark::DoNotOptimize(sink);
   std::sort(rates.begin(), rates.end());
-  return rates[rates.size() / 2];
+  std::sort(cpu_rates.begin(), cpu_rates.end());
+  return {rates[rates.size() / 2], cpu_rates[cpu_rates.size() / 2]};
 }
 
-double& read_bandwidth_gbs() {
-  static double bw = 0;
+Bandwidth& read_bandwidth() {
+  static Bandwidth bw;
   return bw;
+}
+double read_bandwidth_gbs() {
+  return read_bandwidth().wall_gbs;
 }
 
 // `copies` matrices [n_out, n_in] in t, at least min_total bytes together. 64 distinct quantized
@@ -111,13 +138,20 @@ void run_matmul(benchmark::State& state, DType t, cpu::IsaLevel level, int64_t n
   a.n_tokens = n_tokens;
   a.y = y.data();
   int copy = 0;
+  const double c0 = thread_cpu_seconds();
   for (auto _ : state) {
     a.w = w.bytes.data() + static_cast<size_t>(copy) * w.matrix_bytes;
     copy = (copy + 1) % w.copies;
     if (!cpu::matmul_at(level, a, &pool())) state.SkipWithError("matmul failed");
     benchmark::DoNotOptimize(y.data());
   }
+  const double cpu_sec = thread_cpu_seconds() - c0;
   const double iters = static_cast<double>(state.iterations());
+  if (pool().num_threads() == 1 && n_tokens == 1) {
+    state.counters["cpuGB/s"] = iters * w.matrix_bytes / cpu_sec / 1e9;
+    state.counters["%bw_cpu"] =
+        100 * iters * w.matrix_bytes / cpu_sec / 1e9 / read_bandwidth().cpu_gbs;
+  }
   state.SetBytesProcessed(static_cast<int64_t>(iters * w.matrix_bytes));
   state.counters["GFLOP/s"] =
       benchmark::Counter(iters * 2.0 * n_out * n_in * n_tokens / 1e9, benchmark::Counter::kIsRate);
@@ -133,10 +167,11 @@ void run_matmul(benchmark::State& state, DType t, cpu::IsaLevel level, int64_t n
 void BM_ReadBandwidth(benchmark::State& state) {
   for (auto _ : state) {
     const auto t0 = std::chrono::steady_clock::now();
-    const double bw = measure_read_bandwidth();
+    const Bandwidth bw = measure_read_bandwidth();
     state.SetIterationTime(
         std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
-    state.counters["GB/s"] = bw;
+    state.counters["GB/s"] = bw.wall_gbs;
+    if (pool().num_threads() == 1) state.counters["cpuGB/s"] = bw.cpu_gbs;
   }
 }
 
@@ -189,11 +224,24 @@ void register_all() {
 }  // namespace
 
 int main(int argc, char** argv) {
+  // --arc_threads=N (ours) is taken out before Google Benchmark parses the rest.
+  int kept = 1;
+  for (int i = 1; i < argc; ++i) {
+    if (std::strncmp(argv[i], "--arc_threads=", 14) == 0) {
+      thread_count() = std::atoi(argv[i] + 14);
+    } else {
+      argv[kept++] = argv[i];
+    }
+  }
+  argc = kept;
   benchmark::Initialize(&argc, argv);
-  read_bandwidth_gbs() = measure_read_bandwidth();
-  std::printf("threads: %d, isa: %s, read bandwidth (median of 5, 1 GiB): %.2f GB/s\n",
+  read_bandwidth() = measure_read_bandwidth();
+  std::printf("threads: %d, isa: %s, read bandwidth (median of 5, 1 GiB): %.2f GB/s wall",
               pool().num_threads(), std::string(cpu::isa_name(cpu::best_isa())).c_str(),
-              read_bandwidth_gbs());
+              read_bandwidth().wall_gbs);
+  if (pool().num_threads() == 1)
+    std::printf(", %.2f GB/s per CPU second", read_bandwidth().cpu_gbs);
+  std::printf("\n");
   register_all();
   benchmark::RunSpecifiedBenchmarks();
   benchmark::Shutdown();

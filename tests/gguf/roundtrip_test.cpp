@@ -157,7 +157,8 @@ TEST(GgufRoundTrip, EveryTensorTypeWithItsBytes) {
   }
   EXPECT_EQ(n_types, 32);  // every type dtype.h lists
   w.set_alignment(64);
-  File f = parse_ok(w.to_bytes());
+  const auto bytes = w.to_bytes();  // File::parse keeps pointing into these
+  File f = parse_ok(bytes);
   EXPECT_EQ(f.alignment(), 64u);
   EXPECT_EQ(f.get_int("general.alignment"), 64);
   ASSERT_EQ(f.tensors().size(), expected.size());

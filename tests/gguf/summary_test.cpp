@@ -131,7 +131,8 @@ TEST(GgufSummary, UnknownArchitectureIsReported) {
         }()));
   add(w, "blk.2.x.weight", DType::F32, {4});
   add(w, "blk.x.weird", DType::F32, {4});  // not a layer tensor
-  auto f = File::parse(w.to_bytes());
+  const auto bytes = w.to_bytes();         // File::parse keeps pointing into these
+  auto f = File::parse(bytes);
   ASSERT_TRUE(f.ok());
   ModelSummary s = summarize(*f);
   EXPECT_EQ(s.architecture, "foo");
@@ -150,7 +151,8 @@ TEST(GgufSummary, InvalidUtf8StillSerializes) {
   w.set("general.architecture", Value::str("a\xff\xc3"));
   w.set("general.name",
         Value::str("ok \xe4\xb8\x96 \xed\xa0\x80 \xc0\xaf"));  // surrogate, overlong
-  auto f = File::parse(w.to_bytes());
+  const auto bytes = w.to_bytes();  // File::parse keeps pointing into these
+  auto f = File::parse(bytes);
   ASSERT_TRUE(f.ok());
   nlohmann::json j = to_json(summarize(*f));
   std::string dumped;

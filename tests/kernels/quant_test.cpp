@@ -185,7 +185,7 @@ TEST(QuantLayout, Q8_K) {
 
 TEST(Quant, RejectsBadInput) {
   float x[64] = {};
-  uint8_t buf[256];
+  uint8_t buf[256] = {};
   EXPECT_FALSE(dequantize_row(DType::Q4_K, buf, x, 64));  // not a multiple of 256
   EXPECT_FALSE(quantize_row(DType::Q8_0, x, buf, 33));
   EXPECT_FALSE(dequantize_row(DType::IQ2_XXS, buf, x, 256));

@@ -131,6 +131,22 @@ TEST(TokenizerGguf, MalformedMetadataErrors) {
       {"tokenizer.ggml.pre", gguf::Value::str("qwen2")}};
   auto good = from_metadata(ok, bytes);
   ASSERT_TRUE(good.ok()) << good.status().to_string();
+  // Pieces that are not valid UTF-8, and a byte token that is not <0xNN>, load without harm.
+  auto odd = ok;
+  auto odd_toks = toks;
+  odd_toks.push_back("\xF0\x9F");
+  odd_toks.push_back("<0xZZ>");
+  odd[1].second = strings(odd_toks);
+  gguf::Array odd_types{gguf::ValueType::kInt32, {}};
+  for (size_t i = 0; i < odd_toks.size(); ++i) {
+    odd_types.items.push_back(gguf::Value::i32(i + 1 == odd_toks.size() ? 6 : 1));
+  }
+  odd.push_back({"tokenizer.ggml.token_type", gguf::Value::array(std::move(odd_types))});
+  auto odd_tok = from_metadata(odd, bytes);
+  ASSERT_TRUE(odd_tok.ok()) << odd_tok.status().to_string();
+  EXPECT_EQ(odd_tok->decode(std::vector<TokenId>{256, 'a'}),
+            "\xEF\xBF\xBD"
+            "a");
   auto bad = ok;
   bad[3].second = gguf::Value::str("mystery-pre");
   expect(bad, StatusCode::kUnimplemented, "mystery-pre");
@@ -141,6 +157,52 @@ TEST(TokenizerGguf, MalformedMetadataErrors) {
   bad.push_back({"tokenizer.ggml.token_type",
                  gguf::Value::array({gguf::ValueType::kInt32, {gguf::Value::i32(1)}})});
   expect(bad, StatusCode::kDataLoss, "1 entries for 256 tokens");
+}
+
+}  // namespace
+}  // namespace arc
+
+namespace arc {
+namespace {
+
+// A GGUF file on disk: the reader opens it, and `arclight-engine tokenize --model` prints the
+// reference ids.
+TEST(TokenizerGguf, FileOnDiskAndTokenizeCommand) {
+  if (!test::have_tokenizer_fixtures()) {
+    GTEST_SKIP() << "shared fixtures not found at " << test::tokenizer_fixture_dir();
+  }
+  const Tokenizer* json_tok = test::fixture_tokenizer("qwen3");
+  ASSERT_NE(json_tok, nullptr);
+  gguf::Writer w;
+  w.set("general.architecture", gguf::Value::str("qwen3"));
+  ASSERT_TRUE(json_tok->write_gguf_metadata(w).ok());
+  const std::string path = ::testing::TempDir() + "arc_tokenizer_qwen3.gguf";
+  ASSERT_TRUE(w.write(path).ok());
+  auto file = gguf::File::open(path);
+  ASSERT_TRUE(file.ok()) << file.status().to_string();
+  auto tok = Tokenizer::from_gguf(*file);
+  ASSERT_TRUE(tok.ok()) << tok.status().to_string();
+  auto ids = tok->encode("Hello, world!");
+  ASSERT_TRUE(ids.ok());
+  // The reference ids of fixture case 0 ("Hello, world!").
+  const auto want = test::fixture_cases("qwen3")[0]["ids"].get<std::vector<TokenId>>();
+  EXPECT_EQ(*ids, want);
+
+  const std::string cli = std::string(ARC_BIN_DIR) + "/arclight-engine";
+  if (std::filesystem::exists(cli)) {
+    std::string cmd = cli + " tokenize --json --model " + path + " 'Hello, world!'";
+    FILE* p = popen(cmd.c_str(), "r");
+    ASSERT_NE(p, nullptr);
+    std::string out;
+    char buf[4096];
+    while (size_t n = fread(buf, 1, sizeof(buf), p)) out.append(buf, n);
+    EXPECT_EQ(pclose(p), 0) << out;
+    auto j = nlohmann::json::parse(out, nullptr, false);
+    ASSERT_FALSE(j.is_discarded()) << out;
+    EXPECT_EQ(j["ids"].get<std::vector<TokenId>>(), want);
+    EXPECT_EQ(j["pieces"][0], "Hello");
+  }
+  std::filesystem::remove(path);
 }
 
 }  // namespace

@@ -1,6 +1,8 @@
 // Encoding rules on small hand-made vocabularies (expected ids worked out by hand).
 #include <gtest/gtest.h>
 
+#include <thread>
+
 #include "arc/tokenizer.h"
 #include "tiny_tokenizers.h"
 
@@ -92,6 +94,54 @@ TEST(TokenizerUnit, Utf8SanitizeFollowsWhatwg) {
   // Surrogates (ED A0 80) are invalid: each byte is its own maximal subpart.
   utf8_sanitize("\xED\xA0\x80", true, out);
   EXPECT_EQ(out, "\xEF\xBF\xBD\xEF\xBF\xBD\xEF\xBF\xBD");
+}
+
+}  // namespace
+}  // namespace arc
+
+namespace arc {
+namespace {
+
+// Megabyte-long runs (one giant word, one giant whitespace run) neither fail nor take long.
+TEST(TokenizerUnit, HugeRunsOfOneCharacterClass) {
+  auto t = Tokenizer::from_json(test::tiny_byte_level_json());
+  ASSERT_TRUE(t.ok());
+  for (std::string text :
+       {std::string(1 << 20, 'a'), std::string(1 << 20, ' ') + "x", std::string(1 << 19, '\n')}) {
+    auto ids = t->encode(text);
+    ASSERT_TRUE(ids.ok()) << ids.status().to_string();
+    EXPECT_EQ(t->decode(*ids), text);
+  }
+}
+
+}  // namespace
+}  // namespace arc
+
+
+namespace arc {
+namespace {
+
+// One tokenizer shared by threads (the word cache is the shared state) gives the same ids.
+TEST(TokenizerUnit, ConcurrentEncodeAgrees) {
+  auto t = Tokenizer::from_json(test::tiny_byte_level_json());
+  ASSERT_TRUE(t.ok());
+  const std::vector<std::string> texts = {"hello world hell", "well, hello there",
+                                          "wow \xC3\xA9t\xC3\xA9 hello", "<|end|> hello<tool>"};
+  std::vector<std::vector<TokenId>> want;
+  for (const auto& s : texts) want.push_back(*t->encode(s));
+  std::vector<std::thread> threads;
+  std::vector<int> mismatches(4, 0);
+  for (int k = 0; k < 4; ++k) {
+    threads.emplace_back([&, k] {
+      for (int rep = 0; rep < 300; ++rep) {
+        size_t i = size_t(rep + k) % texts.size();
+        auto ids = t->encode(texts[i]);
+        if (!ids.ok() || *ids != want[i]) ++mismatches[size_t(k)];
+      }
+    });
+  }
+  for (auto& th : threads) th.join();
+  for (int m : mismatches) EXPECT_EQ(m, 0);
 }
 
 }  // namespace

@@ -25,6 +25,9 @@ namespace arc {
 namespace jinja {
 struct Node;
 }
+namespace gguf {
+class File;
+}
 
 struct ChatTemplateLimits {
   int max_depth = 300;                  // nested evaluation and macro calls
@@ -87,6 +90,8 @@ class ChatFormatter {
   // From a Hugging Face tokenizer_config.json (its chat_template: a string, or a list of named
   // templates of which "default" is used; bos/eos as strings or AddedToken objects).
   static Result<ChatFormatter> from_tokenizer_config(const nlohmann::ordered_json& config);
+  // From GGUF metadata: tokenizer.chat_template, BOS/EOS strings from tokenizer.ggml.*.
+  static Result<ChatFormatter> from_gguf(const gguf::File& file);
 
   nlohmann::ordered_json build_context(const std::vector<ChatMessage>& messages,
                                        const ChatFormatOptions& options) const;

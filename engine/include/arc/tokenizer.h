@@ -130,4 +130,8 @@ class StreamingDetokenizer {
 // input bytes were consumed.
 size_t utf8_sanitize(std::string_view in, bool final, std::string& out);
 
+// A token's bytes made readable for people: complete characters as they are, \n \t \r \\ and
+// \" escaped, other control bytes and bytes that are not (yet) a whole character as \xNN.
+std::string escape_token_text(std::string_view bytes);
+
 }  // namespace arc

@@ -1,0 +1,54 @@
+// Typed access to the app's QSettings, so keys and defaults are written once.
+#pragma once
+
+#include <QSettings>
+#include <QStringList>
+#include <QUrl>
+
+namespace arc::app {
+
+class AppSettings {
+ public:
+  enum class EngineMode { Local = 0, Remote = 1 };
+  enum class Theme { System = 0, Light = 1, Dark = 2 };
+
+  AppSettings() = default;
+  explicit AppSettings(const QString& fileName) : m_settings(fileName, QSettings::IniFormat) {}
+
+  EngineMode engineMode() const;
+  void setEngineMode(EngineMode m);
+  bool startLocalEngine() const;  // spawn a local engine at startup (Local mode)
+  void setStartLocalEngine(bool on);
+  QUrl engineUrl() const;  // Remote mode
+  void setEngineUrl(const QUrl& url);
+  QString apiKey() const;
+  void setApiKey(const QString& key);
+  int localPort() const;
+  void setLocalPort(int port);
+  QString hostfile() const;  // non-empty: local engine under mpirun
+  void setHostfile(const QString& path);
+  int ranks() const;
+  void setRanks(int n);
+  QStringList modelDirs() const;
+  void setModelDirs(const QStringList& dirs);
+  Theme theme() const;
+  void setTheme(Theme t);
+  QString language() const;  // empty: follow the system; "en", "de"
+  void setLanguage(const QString& code);
+
+  QByteArray windowGeometry() const;
+  void setWindowGeometry(const QByteArray& g);
+  QByteArray windowState() const;
+  void setWindowState(const QByteArray& s);
+  int currentPage() const;
+  void setCurrentPage(int page);
+
+  // The URL the app talks to: the local engine's or the configured remote one.
+  QUrl effectiveUrl() const;
+  void sync() { m_settings.sync(); }
+
+ private:
+  mutable QSettings m_settings;
+};
+
+}  // namespace arc::app

@@ -1,0 +1,496 @@
+#include "ModelsPage.h"
+
+#include <QCheckBox>
+#include <QComboBox>
+#include <QDir>
+#include <QDoubleSpinBox>
+#include <QFile>
+#include <QFormLayout>
+#include <QGroupBox>
+#include <QHeaderView>
+#include <QJsonArray>
+#include <QLabel>
+#include <QLineEdit>
+#include <QMessageBox>
+#include <QProgressBar>
+#include <QPushButton>
+#include <QScrollArea>
+#include <QSpinBox>
+#include <QSplitter>
+#include <QStandardPaths>
+#include <QTabWidget>
+#include <QTableView>
+#include <QVBoxLayout>
+
+#include "BoxTableModel.h"
+#include "EngineSession.h"
+#include "FitView.h"
+#include "ModelFilterProxy.h"
+#include "ModelListModel.h"
+
+namespace arc::app {
+
+namespace {
+QTableView* makeTable(QAbstractItemModel* model, QWidget* parent) {
+  auto* view = new QTableView(parent);
+  view->setModel(model);
+  view->setSelectionBehavior(QAbstractItemView::SelectRows);
+  view->setSelectionMode(QAbstractItemView::SingleSelection);
+  view->setSortingEnabled(true);
+  view->verticalHeader()->hide();
+  view->setWordWrap(false);
+  view->horizontalHeader()->setStretchLastSection(true);
+  view->sortByColumn(0, Qt::AscendingOrder);
+  view->setAlternatingRowColors(true);
+  view->setEditTriggers(QAbstractItemView::NoEditTriggers);
+  return view;
+}
+}  // namespace
+
+ModelsPage::ModelsPage(EngineSession* session, QWidget* parent)
+    : QWidget(parent),
+      m_session(session),
+      m_catalog(new ModelListModel(this)),
+      m_local(new ModelListModel(this)),
+      m_catalogProxy(new ModelFilterProxy(this)),
+      m_localProxy(new ModelFilterProxy(this)),
+      m_boxTable(new BoxTableModel(this)) {
+  m_catalogProxy->setSourceModel(m_catalog);
+  m_localProxy->setSourceModel(m_local);
+  auto* layout = new QHBoxLayout(this);
+  auto* splitter = new QSplitter(Qt::Horizontal, this);
+  splitter->addWidget(buildListPane());
+  splitter->addWidget(buildDetailPane());
+  splitter->setStretchFactor(0, 2);
+  splitter->setStretchFactor(1, 3);
+  layout->addWidget(splitter);
+
+  connect(&m_fit, &FitController::changed, this, &ModelsPage::updateFitDisplay);
+  connect(m_session, &EngineSession::changed, this, &ModelsPage::updateLoadControls);
+  connect(m_session, &EngineSession::loadProgressChanged, this, &ModelsPage::updateLoadControls);
+  connect(m_session, &EngineSession::loadFinished, this, [this](bool ok, const QString& msg) {
+    m_loadMessage->setText(ok ? tr("Loaded.") : msg);
+    updateLoadControls();
+  });
+  connect(m_session->client(), &EngineClient::connectionChanged, this,
+          [this](EngineClient::Connection c) {
+            if (c == EngineClient::Connection::Connected) m_session->client()->fetchLocalModels();
+            updateLoadControls();
+          });
+  connect(m_session->client(), &EngineClient::localModelsReceived, this,
+          &ModelsPage::onLocalModels);
+  connect(m_session, &EngineSession::demoModelReady, this, [this](const QString& path) {
+    m_localMessage->setText(tr("Demo model written to %1 (random weights: its answers are "
+                               "noise).")
+                                .arg(QDir::toNativeSeparators(path)));
+    m_demo->setEnabled(true);
+    if (m_session->client()->connection() == EngineClient::Connection::Connected)
+      m_session->load(path);
+  });
+  connect(m_session, &EngineSession::demoModelFailed, this, [this](const QString& reason) {
+    m_localMessage->setText(tr("Demo model unavailable: %1").arg(reason));
+    m_demo->setEnabled(true);
+  });
+
+  setInputs(FitInputs{});
+  updateLoadControls();
+  loadCatalog();
+}
+
+QWidget* ModelsPage::buildListPane() {
+  auto* pane = new QWidget(this);
+  auto* v = new QVBoxLayout(pane);
+  v->setContentsMargins(0, 0, 0, 0);
+  m_search = new QLineEdit(pane);
+  m_search->setPlaceholderText(tr("Search models…"));
+  m_search->setClearButtonEnabled(true);
+  v->addWidget(m_search);
+  auto* filters = new QHBoxLayout;
+  m_family = new QComboBox(pane);
+  m_size = new QComboBox(pane);
+  m_size->addItem(tr("Any size"), int(SizeClass::Any));
+  m_size->addItem(tr("Under 30 B"), int(SizeClass::Small));
+  m_size->addItem(tr("30–150 B"), int(SizeClass::Medium));
+  m_size->addItem(tr("Over 150 B"), int(SizeClass::Large));
+  m_fitsOnly = new QCheckBox(tr("Fits only"), pane);
+  filters->addWidget(m_family, 1);
+  filters->addWidget(m_size, 1);
+  filters->addWidget(m_fitsOnly);
+  v->addLayout(filters);
+
+  m_tabs = new QTabWidget(pane);
+  auto* catalogTab = new QWidget(m_tabs);
+  auto* cv = new QVBoxLayout(catalogTab);
+  m_catalogView = makeTable(m_catalogProxy, catalogTab);
+  cv->addWidget(m_catalogView);
+  m_catalogMessage = new QLabel(catalogTab);
+  m_catalogMessage->setWordWrap(true);
+  m_catalogMessage->hide();
+  cv->addWidget(m_catalogMessage);
+  m_tabs->addTab(catalogTab, tr("Catalog"));
+
+  auto* localTab = new QWidget(m_tabs);
+  auto* lv = new QVBoxLayout(localTab);
+  m_localView = makeTable(m_localProxy, localTab);
+  lv->addWidget(m_localView);
+  m_localMessage = new QLabel(localTab);
+  m_localMessage->setWordWrap(true);
+  lv->addWidget(m_localMessage);
+  auto* localButtons = new QHBoxLayout;
+  m_refresh = new QPushButton(tr("Refresh"), localTab);
+  m_demo = new QPushButton(tr("Make a demo model (random weights)"), localTab);
+  m_demo->setToolTip(
+      tr("Writes a small model with random weights so loading, chat and the "
+         "charts can be tried at once. Its answers are noise."));
+  localButtons->addWidget(m_refresh);
+  localButtons->addStretch(1);
+  localButtons->addWidget(m_demo);
+  lv->addLayout(localButtons);
+  m_tabs->addTab(localTab, tr("Local files"));
+  v->addWidget(m_tabs, 1);
+
+  connect(m_search, &QLineEdit::textChanged, this, [this](const QString& t) {
+    m_catalogProxy->setSearchText(t);
+    m_localProxy->setSearchText(t);
+  });
+  connect(m_family, &QComboBox::currentIndexChanged, this, [this] {
+    m_catalogProxy->setFamily(m_family->currentData().toString());
+    m_localProxy->setFamily(m_family->currentData().toString());
+  });
+  connect(m_size, &QComboBox::currentIndexChanged, this, [this] {
+    m_catalogProxy->setSizeClass(SizeClass(m_size->currentData().toInt()));
+    m_localProxy->setSizeClass(SizeClass(m_size->currentData().toInt()));
+  });
+  connect(m_fitsOnly, &QCheckBox::toggled, this, [this](bool on) {
+    m_catalogProxy->setFitsOnly(on);
+    m_localProxy->setFitsOnly(on);
+  });
+  for (QTableView* view : {m_catalogView, m_localView})
+    connect(view->selectionModel(), &QItemSelectionModel::currentRowChanged, this,
+            &ModelsPage::onSelectionChanged);
+  connect(m_tabs, &QTabWidget::currentChanged, this, &ModelsPage::onSelectionChanged);
+  connect(m_refresh, &QPushButton::clicked, this, [this] {
+    if (m_session->client()->connection() == EngineClient::Connection::Connected)
+      m_session->client()->fetchLocalModels();
+    else
+      m_localMessage->setText(tr("No engine connected: local files are listed by the engine."));
+  });
+  connect(m_demo, &QPushButton::clicked, this, &ModelsPage::makeDemoModel);
+  updateFamilies();
+  return pane;
+}
+
+QWidget* ModelsPage::buildDetailPane() {
+  auto* scroll = new QScrollArea(this);
+  scroll->setWidgetResizable(true);
+  scroll->setFrameShape(QFrame::NoFrame);
+  auto* pane = new QWidget(scroll);
+  auto* v = new QVBoxLayout(pane);
+  m_details = new QLabel(pane);
+  m_details->setWordWrap(true);
+  m_details->setTextFormat(Qt::RichText);
+  m_details->setOpenExternalLinks(true);
+  m_details->setTextInteractionFlags(Qt::TextBrowserInteraction);
+  v->addWidget(m_details);
+
+  auto* controls = new QGroupBox(tr("Cluster and workload"), pane);
+  auto* form = new QFormLayout(controls);
+  m_build = new QComboBox(controls);
+  form->addRow(tr("Build:"), m_build);
+  m_boxes = new QSpinBox(controls);
+  m_boxes->setRange(1, 4);
+  form->addRow(tr("Boxes:"), m_boxes);
+  m_context = new QSpinBox(controls);
+  m_context->setRange(512, 1 << 21);
+  m_context->setSingleStep(4096);
+  m_context->setSuffix(tr(" tokens"));
+  form->addRow(tr("Context:"), m_context);
+  m_concurrency = new QSpinBox(controls);
+  m_concurrency->setRange(1, 256);
+  form->addRow(tr("Concurrent sequences:"), m_concurrency);
+  m_kvDtype = new QComboBox(controls);
+  m_kvDtype->addItems(FitController::kvDtypes());
+  form->addRow(tr("KV cache type:"), m_kvDtype);
+  m_reserve = new QDoubleSpinBox(controls);
+  m_reserve->setRange(0, 64);
+  m_reserve->setDecimals(1);
+  m_reserve->setSuffix(tr(" GiB"));
+  form->addRow(tr("Reserve per box (OS, apps):"), m_reserve);
+  m_usable = new QDoubleSpinBox(controls);
+  m_usable->setRange(1, 2048);
+  m_usable->setDecimals(1);
+  m_usable->setSuffix(tr(" GiB"));
+  form->addRow(tr("Usable memory per box:"), m_usable);
+  v->addWidget(controls);
+
+  m_verdict = new QLabel(pane);
+  QFont big = m_verdict->font();
+  big.setPointSizeF(big.pointSizeF() * 1.3);
+  big.setBold(true);
+  m_verdict->setFont(big);
+  m_verdict->setWordWrap(true);
+  v->addWidget(m_verdict);
+  m_numbers = new QLabel(pane);
+  m_numbers->setWordWrap(true);
+  v->addWidget(m_numbers);
+  m_fitView = new FitView(pane);
+  v->addWidget(m_fitView, 1);
+  m_boxTableView = makeTable(m_boxTable, pane);
+  m_boxTableView->setSortingEnabled(false);
+  m_boxTableView->setSelectionMode(QAbstractItemView::NoSelection);
+  m_boxTableView->setMaximumHeight(150);
+  v->addWidget(m_boxTableView);
+
+  auto* loadRow = new QHBoxLayout;
+  m_load = new QPushButton(tr("Load"), pane);
+  m_unload = new QPushButton(tr("Unload"), pane);
+  m_progress = new QProgressBar(pane);
+  m_progress->setRange(0, 1000);
+  m_progress->setTextVisible(false);
+  loadRow->addWidget(m_load);
+  loadRow->addWidget(m_unload);
+  loadRow->addWidget(m_progress, 1);
+  v->addLayout(loadRow);
+  m_loadMessage = new QLabel(pane);
+  m_loadMessage->setWordWrap(true);
+  v->addWidget(m_loadMessage);
+
+  for (QSpinBox* s : {m_boxes, m_context, m_concurrency})
+    connect(s, &QSpinBox::valueChanged, this, &ModelsPage::onInputsEdited);
+  for (QDoubleSpinBox* s : {m_reserve, m_usable})
+    connect(s, &QDoubleSpinBox::valueChanged, this, &ModelsPage::onInputsEdited);
+  for (QComboBox* c : {m_kvDtype, m_build})
+    connect(c, &QComboBox::currentIndexChanged, this, &ModelsPage::onInputsEdited);
+  connect(m_load, &QPushButton::clicked, this, [this] {
+    if (!m_fit.entry().isLocal()) return;
+    m_loadMessage->setText(tr("Asking the engine to load %1…").arg(m_fit.entry().name));
+    m_session->load(m_fit.entry().path, m_fit.inputs().contextTokens);
+  });
+  connect(m_unload, &QPushButton::clicked, this, [this] { m_session->unload(); });
+  scroll->setWidget(pane);
+  return scroll;
+}
+
+bool ModelsPage::loadCatalog(const QString& path) {
+  QFile f(path);
+  QString error;
+  QList<CatalogEntry> entries;
+  if (!f.open(QIODevice::ReadOnly)) {
+    error = tr("The model catalog is not part of this build (%1).").arg(path);
+  } else {
+    const QByteArray json = f.readAll();
+    entries = parseCatalog(json, &error);
+    if (error.isEmpty()) {
+      const QString fitError = FitController::attachFitModels(entries, json);
+      if (!fitError.isEmpty())
+        error = tr("The fit calculator cannot read the catalog: %1").arg(fitError);
+    }
+  }
+  m_catalog->setEntries(entries);
+  m_catalogMessage->setVisible(!error.isEmpty());
+  m_catalogMessage->setText(error);
+  updateFamilies();
+  updateFitsColumn();
+  m_catalogView->resizeColumnsToContents();
+  if (!entries.isEmpty() && !m_fit.hasEntry()) selectModel(entries.first().id);
+  return error.isEmpty();
+}
+
+bool ModelsPage::selectModel(const QString& id) {
+  for (auto [view, model, proxy, tab] : {std::tuple{m_catalogView, m_catalog, m_catalogProxy, 0},
+                                         std::tuple{m_localView, m_local, m_localProxy, 1}}) {
+    const int row = model->rowOf(id);
+    if (row < 0) continue;
+    const QModelIndex idx = proxy->mapFromSource(model->index(row, 0));
+    if (!idx.isValid()) continue;
+    m_tabs->setCurrentIndex(tab);
+    view->setCurrentIndex(idx);
+    onSelectionChanged();
+    return true;
+  }
+  return false;
+}
+
+void ModelsPage::setInputs(const FitInputs& in) {
+  m_updatingControls = true;
+  m_boxes->setValue(in.boxes);
+  m_context->setValue(int(qMin<qint64>(in.contextTokens, m_context->maximum())));
+  m_concurrency->setValue(in.concurrency);
+  m_kvDtype->setCurrentIndex(qMax(0, m_kvDtype->findText(in.kvDtype)));
+  m_reserve->setValue(in.reserveGiB);
+  m_usable->setValue(in.usableGiB);
+  if (in.buildIndex < m_build->count()) m_build->setCurrentIndex(in.buildIndex);
+  m_updatingControls = false;
+  m_fit.setInputs(in);
+  updateFitsColumn();
+}
+
+void ModelsPage::onInputsEdited() {
+  if (m_updatingControls) return;
+  FitInputs in = m_fit.inputs();
+  in.boxes = m_boxes->value();
+  in.contextTokens = m_context->value();
+  in.concurrency = m_concurrency->value();
+  in.kvDtype = m_kvDtype->currentText();
+  in.reserveGiB = m_reserve->value();
+  in.usableGiB = m_usable->value();
+  in.buildIndex = qMax(0, m_build->currentIndex());
+  m_fit.setInputs(in);
+  updateFitsColumn();
+}
+
+void ModelsPage::onSelectionChanged() {
+  const bool local = m_tabs->currentIndex() == 1;
+  QTableView* view = local ? m_localView : m_catalogView;
+  ModelFilterProxy* proxy = local ? m_localProxy : m_catalogProxy;
+  ModelListModel* model = local ? m_local : m_catalog;
+  const QModelIndex idx = proxy->mapToSource(view->currentIndex());
+  const CatalogEntry* e = model->entryAt(idx.row());
+  if (!e) return;
+  m_updatingControls = true;
+  m_build->clear();
+  for (const CatalogBuild& b : e->builds) m_build->addItem(b.name);
+  if (e->isLocal()) m_build->addItem(e->quant.isEmpty() ? tr("this file") : e->quant);
+  m_build->setEnabled(m_build->count() > 1);
+  m_updatingControls = false;
+  FitInputs in = m_fit.inputs();
+  in.buildIndex = 0;
+  m_fit.setInputs(in);
+  m_fit.setEntry(*e);
+  showDetails(*e);
+  updateLoadControls();
+}
+
+void ModelsPage::showDetails(const CatalogEntry& e) {
+  QString html = QStringLiteral("<h3>%1</h3><table>").arg(e.name.toHtmlEscaped());
+  auto row = [&html](const QString& k, const QString& v) {
+    if (!v.isEmpty())
+      html +=
+          QStringLiteral("<tr><td><b>%1</b>&nbsp;</td><td>%2</td></tr>").arg(k, v.toHtmlEscaped());
+  };
+  row(tr("Architecture"), e.architecture.isEmpty() ? e.family : e.architecture);
+  if (e.paramsB > 0) row(tr("Parameters"), tr("%1 B").arg(e.paramsB, 0, 'f', 1));
+  if (e.activeParamsB > 0) row(tr("Active parameters"), tr("%1 B").arg(e.activeParamsB, 0, 'f', 1));
+  if (e.contextLength > 0) row(tr("Context length"), QLocale().toString(e.contextLength));
+  QStringList builds;
+  for (const CatalogBuild& b : e.builds)
+    builds << (b.sizeBytes > 0 ? QStringLiteral("%1 (%2)").arg(b.name, formatBytes(b.sizeBytes))
+                               : b.name);
+  row(tr("Builds"), builds.join(QStringLiteral(", ")));
+  row(tr("License"), e.license.isEmpty() && !e.isLocal() ? tr("not recorded") : e.license);
+  if (e.isLocal()) row(tr("File"), QDir::toNativeSeparators(e.path));
+  html += QStringLiteral("</table>");
+  if (!e.speeds.isEmpty()) {
+    html += QStringLiteral("<p><b>%1</b></p><ul>").arg(tr("Published speeds"));
+    for (const PublishedSpeed& s : e.speeds)
+      html += QStringLiteral("<li>%1 — %2 <i>(%3)</i></li>")
+                  .arg(tr("%1 tok/s").arg(s.tokensPerSec, 0, 'f', 1), s.what.toHtmlEscaped(),
+                       s.source.isEmpty() ? tr("source not recorded") : s.source.toHtmlEscaped());
+    html += QStringLiteral("</ul>");
+  }
+  m_details->setText(html);
+}
+
+void ModelsPage::updateFitDisplay() {
+  const FitSummary& s = m_fit.summary();
+  m_fitView->setSummary(s);
+  m_boxTable->setSummaries(m_fit.boxTable());
+  if (!s.valid) {
+    m_verdict->setText(tr("No fit report"));
+    m_verdict->setStyleSheet(QString());
+    m_numbers->setText(s.error);
+    return;
+  }
+  m_verdict->setText(s.fits ? tr("Fits on %n box(es)", nullptr, s.boxes)
+                            : tr("Does not fit on %n box(es)", nullptr, s.boxes));
+  m_verdict->setStyleSheet(s.fits ? QStringLiteral("color: #2e9d4f")
+                                  : QStringLiteral("color: #d03b3b"));
+  QStringList lines;
+  if (!s.reason.isEmpty()) lines << s.reason;
+  lines << tr("Largest context at %n concurrent sequence(s): %1 tokens", nullptr,
+              m_fit.inputs().concurrency)
+               .arg(QLocale().toString(s.maxContext));
+  lines << tr("Decode ceiling: %1 tokens/s (memory bandwidth bound)")
+               .arg(s.decodeCeilingTokensPerSec, 0, 'f', 1);
+  m_numbers->setText(lines.join(QLatin1Char('\n')));
+}
+
+// "Fits" in the lists means: some build of the model fits with the current settings.
+void ModelsPage::updateFitsColumn() {
+  const FitInputs in = m_fit.inputs();
+  for (ModelListModel* model : {m_catalog, m_local}) {
+    for (const CatalogEntry& e : model->entries()) {
+      ModelListModel::Fit fit = ModelListModel::Fit::Unknown;
+      const int builds = qMax(1, int(e.builds.size()));
+      for (int b = 0; b < builds && fit != ModelListModel::Fit::Yes; ++b) {
+        FitInputs each = in;
+        each.buildIndex = b;
+        const FitSummary s = FitController::compute(e, each);
+        if (s.valid) fit = s.fits ? ModelListModel::Fit::Yes : ModelListModel::Fit::No;
+      }
+      model->setFit(e.id, fit);
+    }
+  }
+}
+
+void ModelsPage::updateFamilies() {
+  const QString current = m_family->currentData().toString();
+  QStringList families = m_catalog->families();
+  for (const QString& f : m_local->families())
+    if (!families.contains(f)) families << f;
+  families.sort();
+  const QSignalBlocker block(m_family);
+  m_family->clear();
+  m_family->addItem(tr("All families"), QString());
+  for (const QString& f : families) m_family->addItem(f, f);
+  m_family->setCurrentIndex(qMax(0, m_family->findData(current)));
+}
+
+void ModelsPage::onLocalModels(const QJsonArray& models) {
+  QList<CatalogEntry> entries;
+  for (const QJsonValue& v : models)
+    if (v.isObject()) {
+      entries << CatalogEntry::fromLocalJson(v.toObject());
+      FitController::attachFitModel(entries.last());  // exact bytes when the file is readable here
+    }
+  m_local->setEntries(entries);
+  m_local->setLoaded(m_session->loadedPath());
+  updateFamilies();
+  updateFitsColumn();
+  m_localView->resizeColumnsToContents();
+  m_localMessage->setText(
+      entries.isEmpty() ? tr("No GGUF files in the model folders. Add a folder in Settings, "
+                             "or try the demo model.")
+                        : tr("%n file(s) found by the engine.", nullptr, int(entries.size())));
+}
+
+void ModelsPage::makeDemoModel() {
+  const QString dir = QStandardPaths::writableLocation(QStandardPaths::AppLocalDataLocation);
+  m_demo->setEnabled(false);
+  m_localMessage->setText(tr("Making a demo model with random weights…"));
+  m_session->makeDemoModel(QDir(dir).filePath(QStringLiteral("demo/arclight-demo.gguf")));
+}
+
+void ModelsPage::updateLoadControls() {
+  const bool connected = m_session->client()->connection() == EngineClient::Connection::Connected;
+  const bool loading = m_session->isLoading();
+  const CatalogEntry& e = m_fit.entry();
+  m_load->setEnabled(connected && !loading && e.isLocal());
+  m_load->setToolTip(!connected     ? tr("No engine connected.")
+                     : !e.isLocal() ? tr("Catalog entries are plans: put the GGUF file in a model "
+                                         "folder and load it from Local files.")
+                                    : QString());
+  m_unload->setEnabled(connected && !loading && !m_session->loadedModel().isEmpty());
+  m_progress->setVisible(loading);
+  if (loading) {
+    const LoadProgressTracker& t = m_session->loadTracker();
+    m_progress->setValue(int(t.fraction() * 1000));
+    if (t.bytesTotal() > 0) m_loadMessage->setText(tr("Loading: %1").arg(t.describe()));
+  }
+  m_catalog->setLoaded(m_session->loadedModel());
+  m_local->setLoaded(m_session->loadedPath());
+  if (!connected && m_localMessage->text().isEmpty())
+    m_localMessage->setText(tr("No engine connected: local files are listed by the engine."));
+}
+
+}  // namespace arc::app

@@ -1,0 +1,41 @@
+// Engine (local or remote), model folders, appearance and language.
+#pragma once
+
+#include <QDialog>
+
+#include "AppSettings.h"
+
+class QCheckBox;
+class QComboBox;
+class QLineEdit;
+class QPlainTextEdit;
+class QRadioButton;
+class QSpinBox;
+
+namespace arc::app {
+
+class SettingsDialog : public QDialog {
+  Q_OBJECT
+ public:
+  explicit SettingsDialog(AppSettings& settings, QWidget* parent = nullptr);
+  // Writes the fields to the settings (called on OK).
+  void save();
+
+ private:
+  void updateEnabled();
+
+  AppSettings& m_settings;
+  QRadioButton* m_local = nullptr;
+  QRadioButton* m_remote = nullptr;
+  QCheckBox* m_startLocal = nullptr;
+  QSpinBox* m_port = nullptr;
+  QLineEdit* m_hostfile = nullptr;
+  QSpinBox* m_ranks = nullptr;
+  QLineEdit* m_url = nullptr;
+  QLineEdit* m_apiKey = nullptr;
+  QPlainTextEdit* m_modelDirs = nullptr;
+  QComboBox* m_theme = nullptr;
+  QComboBox* m_language = nullptr;
+};
+
+}  // namespace arc::app

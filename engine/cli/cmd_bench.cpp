@@ -1,0 +1,187 @@
+// arclight-engine bench: prefill and decode speed of a model on this machine, the weight bytes
+// one decoded token reads, the bandwidth that achieves, and the machine's measured bandwidth.
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <nlohmann/json.hpp>
+#include <numeric>
+
+#include "arc/forward.h"
+#include "arc/mem_bandwidth.h"
+#include "arc/thread_pool.h"
+#include "commands.h"
+#include "sched/sampler.h"
+
+namespace arc::cli {
+namespace {
+
+struct BenchOpts {
+  std::string model;
+  int n_prompt = 512;
+  int n_gen = 128;
+  int repeats = 5;
+  int threads = 0;
+  bool json = false;
+  int bandwidth_mib = 1024;  // buffer of the bandwidth measurement: far beyond the caches
+};
+
+struct Stats {
+  double median = 0, min = 0, max = 0;
+};
+Stats stats(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  Stats s;
+  if (v.empty()) return s;
+  s.min = v.front();
+  s.max = v.back();
+  const size_t n = v.size();
+  s.median = n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+  return s;
+}
+
+// Multiply-adds of the weight matrices one token goes through (active experts only), x2.
+double matmul_flops_per_token(const ModelConfig& c) {
+  const double e = static_cast<double>(c.n_embd);
+  double per_layer =
+      e * static_cast<double>(c.q_dim() + 2 * c.kv_dim()) + static_cast<double>(c.q_dim()) * e;
+  if (c.is_moe()) {
+    per_layer += e * static_cast<double>(c.n_expert) +
+                 3.0 * e * static_cast<double>(c.n_ff_exp * c.n_expert_used);
+    if (c.ffn == FfnKind::kMoeShared) per_layer += 3.0 * e * static_cast<double>(c.n_ff_shexp) + e;
+  } else {
+    per_layer += 3.0 * e * static_cast<double>(c.n_ff);
+  }
+  return 2.0 * (per_layer * static_cast<double>(c.n_layer) + e * static_cast<double>(c.n_vocab));
+}
+
+int run_bench(const BenchOpts& o) {
+  auto backend = make_cpu_backend(o.threads);
+  auto model = Model::load(o.model, *backend);
+  if (!model.ok()) {
+    std::fprintf(stderr, "error: %s\n", model.status().to_string().c_str());
+    return 1;
+  }
+  const ModelConfig& c = (*model)->config();
+  const int64_t block = 16;
+  const int64_t ctx = o.n_prompt + o.n_gen + 8;
+  KvCacheOptions kvo{c.n_layer, c.n_kv_head, c.head_dim, block, (ctx + block - 1) / block + 1,
+                     DType::F16};
+  auto kv = KvCache::create(*backend, kvo);
+  if (!kv.ok()) {
+    std::fprintf(stderr, "error: %s\n", kv.status().to_string().c_str());
+    return 1;
+  }
+  ForwardExecutor exec(**model, *backend, **kv);
+
+  std::vector<int32_t> prompt(static_cast<size_t>(o.n_prompt));
+  for (size_t i = 0; i < prompt.size(); ++i) {
+    prompt[i] = static_cast<int32_t>((i * 7919 + 13) % static_cast<size_t>(c.n_vocab));
+  }
+  // One run: prefill the prompt, then decode n_gen tokens greedily. Returns seconds of each.
+  auto one = [&](int n_gen, double& t_pre, double& t_dec) -> Status {
+    const int32_t seq = (*kv)->add_sequence();
+    ARC_RETURN_IF_ERROR((*kv)->reserve(seq, o.n_prompt + n_gen));
+    std::vector<int32_t> pos(prompt.size()), seqs(prompt.size(), seq);
+    std::iota(pos.begin(), pos.end(), 0);
+    auto t0 = std::chrono::steady_clock::now();
+    ARC_ASSIGN_OR_RETURN(auto logits, exec.run({prompt, pos, seqs, {}}));
+    auto t1 = std::chrono::steady_clock::now();
+    int32_t tok = argmax(logits);
+    for (int i = 0; i < n_gen; ++i) {
+      const int32_t p = o.n_prompt + i;
+      ARC_ASSIGN_OR_RETURN(
+          logits, exec.run({std::span(&tok, 1), std::span(&p, 1), std::span(&seq, 1), {}}));
+      tok = argmax(logits);
+    }
+    auto t2 = std::chrono::steady_clock::now();
+    (*kv)->free_sequence(seq);
+    t_pre = std::chrono::duration<double>(t1 - t0).count();
+    t_dec = std::chrono::duration<double>(t2 - t1).count();
+    return ok_status();
+  };
+
+  double tp = 0, td = 0;
+  if (Status s = one(std::min(o.n_gen, 8), tp, td); !s.ok()) {  // warm-up
+    std::fprintf(stderr, "error: %s\n", s.to_string().c_str());
+    return 1;
+  }
+  std::vector<double> pre_tps, dec_tps;
+  for (int r = 0; r < o.repeats; ++r) {
+    if (Status s = one(o.n_gen, tp, td); !s.ok()) {
+      std::fprintf(stderr, "error: %s\n", s.to_string().c_str());
+      return 1;
+    }
+    pre_tps.push_back(o.n_prompt / tp);
+    if (o.n_gen > 0) dec_tps.push_back(o.n_gen / td);
+  }
+  ThreadPool pool(backend->num_threads());
+  const double mem_bw = measure_read_bandwidth(&pool, static_cast<size_t>(o.bandwidth_mib) << 20);
+
+  const Stats pre = stats(pre_tps), dec = stats(dec_tps);
+  const double bytes_tok = static_cast<double>((*model)->active_bytes_per_token());
+  const double achieved = bytes_tok * dec.median;
+  const double flops = matmul_flops_per_token(c);
+  // Attention over the prompt: QK^T and PV, causal (half the square on average).
+  const double attn_flops =
+      2.0 * 2.0 * static_cast<double>(c.n_layer * c.q_dim()) * (o.n_prompt + 1) / 2.0;
+  const double gflops = (flops + attn_flops) * pre.median / 1e9;
+
+  if (o.json) {
+    nlohmann::json j = {
+        {"model", o.model},
+        {"threads", backend->num_threads()},
+        {"n_prompt", o.n_prompt},
+        {"n_gen", o.n_gen},
+        {"repeats", o.repeats},
+        {"prefill_tokens_per_s", {{"median", pre.median}, {"min", pre.min}, {"max", pre.max}}},
+        {"decode_tokens_per_s", {{"median", dec.median}, {"min", dec.min}, {"max", dec.max}}},
+        {"weight_bytes", (*model)->weight_bytes()},
+        {"active_weight_bytes_per_token", bytes_tok},
+        {"decode_gb_per_s", achieved / 1e9},
+        {"memory_read_gb_per_s", mem_bw / 1e9},
+        {"decode_bandwidth_fraction", achieved / mem_bw},
+        {"prefill_gflop_per_s", gflops},
+    };
+    std::printf("%s\n", j.dump(2).c_str());
+  } else {
+    std::printf("model            %s (%s, %.1f MiB of weights)\n", o.model.c_str(),
+                std::string(family_name(c.family)).c_str(),
+                static_cast<double>((*model)->weight_bytes()) / (1 << 20));
+    std::printf("threads          %d, prompt %d, generate %d, repeats %d (+1 warm-up)\n",
+                backend->num_threads(), o.n_prompt, o.n_gen, o.repeats);
+    std::printf("prefill          %.1f tok/s (min %.1f, max %.1f), %.1f GFLOP/s\n", pre.median,
+                pre.min, pre.max, gflops);
+    std::printf("decode           %.2f tok/s (min %.2f, max %.2f)\n", dec.median, dec.min, dec.max);
+    std::printf("weights/token    %.1f MiB (non-expert + %lld used experts per layer)\n",
+                bytes_tok / (1 << 20), static_cast<long long>(c.n_expert_used));
+    std::printf("decode bandwidth %.2f GB/s = %.0f%% of measured memory read %.2f GB/s\n",
+                achieved / 1e9, 100.0 * achieved / mem_bw, mem_bw / 1e9);
+  }
+  return 0;
+}
+
+}  // namespace
+
+void add_bench_command(CLI::App& app, CliContext& ctx) {
+  auto* cmd = app.add_subcommand("bench", "Measure prefill and decode speed of a model");
+  auto o = std::make_shared<BenchOpts>();
+  cmd->add_option("--model,-m", o->model, "GGUF model file")->required();
+  cmd->add_option("-p,--prompt-tokens", o->n_prompt, "prompt tokens")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 1 << 20));
+  cmd->add_option("-n,--gen-tokens", o->n_gen, "generated tokens")
+      ->capture_default_str()
+      ->check(CLI::Range(0, 1 << 20));
+  cmd->add_option("-r,--repeats", o->repeats, "measured repeats")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 1000));
+  cmd->add_option("-t,--threads", o->threads, "threads (0: all CPUs)")->capture_default_str();
+  cmd->add_flag("--json", o->json, "machine-readable output");
+  cmd->add_option("--bandwidth-mib", o->bandwidth_mib,
+                  "buffer for the memory-bandwidth measurement")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 1 << 20));
+  cmd->callback([o, &ctx] { ctx.exit_code = run_bench(*o); });
+}
+
+}  // namespace arc::cli

@@ -1,0 +1,168 @@
+// `arclight-engine fit`: will a model fit on N boxes, how much context is left, how fast can
+// decode go at most. Models come from a GGUF file or the catalog (`fit --list`).
+#include <cstdio>
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <system_error>
+
+#include <fmt/format.h>
+
+#include "arc/catalog.h"
+#include "arc/fit.h"
+#include "arc/fit_json.h"
+#if defined(ARC_FIT_HAS_GGUF)
+#include "arc/fit_gguf.h"
+#endif
+#include "commands.h"
+
+namespace arc::cli {
+
+namespace {
+
+struct FitArgs {
+  std::string model_file;
+  std::string catalog_id;
+  std::string build;
+  std::string catalog_file;
+  bool list = false;
+  bool json = false;
+  std::string kv_dtype = "f16";
+  fit::Cluster cluster;
+  fit::Workload workload;
+};
+
+// The folder of the running binary, for the installed catalog; empty when unknown.
+std::string exe_dir() {
+  std::error_code ec;
+  auto p = std::filesystem::read_symlink("/proc/self/exe", ec);
+  return ec ? std::string() : p.parent_path().string();
+}
+
+Result<catalog::Catalog> open_catalog(const FitArgs& a) {
+  std::string path = a.catalog_file;
+  if (path.empty()) {
+    ARC_ASSIGN_OR_RETURN(path, catalog::find_builtin_catalog(exe_dir()));
+  }
+  return catalog::load_catalog(path);
+}
+
+void print_list(const catalog::Catalog& c) {
+  for (const catalog::Model& m : c.models) {
+    std::printf("%-26s %-34s %7.1fB total, %5.1fB active  [%s]\n", m.id.c_str(), m.name.c_str(),
+                m.total_params_b, m.active_params_b, m.origin.c_str());
+    for (const catalog::Build& b : m.builds) {
+      std::string size = b.weights ? fmt::format("{:g} {}", b.weights->value, b.weights->unit)
+                                   : fmt::format("{:g} bits/weight", b.bits_per_weight);
+      std::printf("    --build %-20s %-34s %s\n", b.name.c_str(), b.format.c_str(), size.c_str());
+    }
+  }
+}
+
+Result<fit::ModelSpec> model_from_args(const FitArgs& a) {
+  if (!a.model_file.empty()) {
+#if defined(ARC_FIT_HAS_GGUF)
+    return fit::model_spec_from_gguf_file(a.model_file);
+#else
+    return unimplemented("this build has no GGUF reader; use --catalog ID --build NAME");
+#endif
+  }
+  ARC_ASSIGN_OR_RETURN(catalog::Catalog c, open_catalog(a));
+  const catalog::Model* m = c.find(a.catalog_id);
+  if (!m) {
+    return not_found("no catalog entry '" + a.catalog_id +
+                     "'; `arclight-engine fit --list` shows them");
+  }
+  const catalog::Build* b = nullptr;
+  if (a.build.empty()) {
+    if (m->builds.size() != 1) {
+      std::string names;
+      for (const auto& x : m->builds) names += (names.empty() ? "" : ", ") + x.name;
+      return invalid_argument(m->id + " has several builds; pick one with --build (" + names + ")");
+    }
+    b = &m->builds[0];
+  } else {
+    b = m->find_build(a.build);
+    if (!b) {
+      std::string names;
+      for (const auto& x : m->builds) names += (names.empty() ? "" : ", ") + x.name;
+      return not_found(m->id + " has no build '" + a.build + "'; it has: " + names);
+    }
+  }
+  return catalog::model_spec(*m, *b);
+}
+
+int run_fit(FitArgs& a) {
+  if (a.list) {
+    auto c = open_catalog(a);
+    if (!c.ok()) {
+      std::fprintf(stderr, "fit: %s\n", c.status().to_string().c_str());
+      return 1;
+    }
+    print_list(*c);
+    return 0;
+  }
+  if (a.model_file.empty() == a.catalog_id.empty()) {
+    std::fprintf(stderr, "fit: give either --model FILE or --catalog ID (see --list)\n");
+    return 2;
+  }
+  auto dtype = fit::parse_kv_dtype(a.kv_dtype);
+  if (!dtype.ok()) {
+    std::fprintf(stderr, "fit: --kv-dtype: %s\n", dtype.status().message().c_str());
+    return 2;
+  }
+  a.workload.kv_dtype = *dtype;
+  auto model = model_from_args(a);
+  if (!model.ok()) {
+    std::fprintf(stderr, "fit: %s\n", model.status().to_string().c_str());
+    return model.status().code() == StatusCode::kInvalidArgument ? 2 : 1;
+  }
+  auto report = fit::compute(*model, a.cluster, a.workload);
+  if (!report.ok()) {
+    std::fprintf(stderr, "fit: %s\n", report.status().message().c_str());
+    return 2;
+  }
+  if (a.json) {
+    std::printf("%s\n", fit::to_json(*report).dump(2).c_str());
+  } else {
+    std::fputs(fit::format_report_text(*report).c_str(), stdout);
+  }
+  return 0;
+}
+
+}  // namespace
+
+void add_fit_command(CLI::App& app, CliContext& ctx) {
+  auto args = std::make_shared<FitArgs>();
+  auto* cmd = app.add_subcommand(
+      "fit", "Memory fit and decode-speed ceiling of a model on 1-4 DGX Spark boxes");
+  cmd->add_option("--model", args->model_file, "GGUF file (exact tensor sizes)");
+  cmd->add_option("--catalog", args->catalog_id, "catalog model id (see --list)");
+  cmd->add_option("--build", args->build, "build of the catalog model (quantization)");
+  cmd->add_option("--catalog-file", args->catalog_file, "catalog JSON instead of the built-in one");
+  cmd->add_flag("--list", args->list, "list catalog models and their builds");
+  cmd->add_option("--boxes", args->cluster.boxes, "number of boxes (tensor-parallel ranks)")
+      ->capture_default_str();
+  cmd->add_option("--context", args->workload.context, "context length per sequence, tokens")
+      ->capture_default_str();
+  cmd->add_option("--concurrency", args->workload.concurrency, "sequences held at once")
+      ->capture_default_str();
+  cmd->add_option("--kv-dtype", args->kv_dtype, "KV cache type: f16, bf16, f32, q8_0, fp8, q4_0")
+      ->capture_default_str();
+  cmd->add_option("--reserve-gib", args->cluster.reserve_gib, "per box, for the OS and other apps")
+      ->capture_default_str();
+  cmd->add_option("--usable-gib", args->cluster.usable_gib, "usable memory per box")
+      ->capture_default_str();
+  cmd->add_option("--runtime-gib", args->cluster.runtime_gib, "per box: CUDA context, NCCL, engine")
+      ->capture_default_str();
+  cmd->add_option("--bandwidth-gbs", args->cluster.bandwidth_gbs, "memory bandwidth per box, GB/s")
+      ->capture_default_str();
+  cmd->add_option("--link-gbs", args->cluster.link_gbs, "link bandwidth per box, GB/s")
+      ->capture_default_str();
+  cmd->add_flag("--engram-on-disk,--ngram-on-disk", args->workload.ngram_on_disk,
+                "keep Engram / n-gram tables on NVMe");
+  cmd->add_flag("--json", args->json, "print the report as JSON");
+  cmd->callback([args, &ctx] { ctx.exit_code = run_fit(*args); });
+}
+
+}  // namespace arc::cli

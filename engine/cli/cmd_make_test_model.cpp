@@ -1,0 +1,63 @@
+// arclight-engine make-test-model: writes a GGUF of a supported family with random weights.
+#include <cstdio>
+
+#include "arc/log.h"
+#include "commands.h"
+#include "model/test_model.h"
+
+namespace arc::cli {
+
+void add_make_test_model_command(CLI::App& app, CliContext& ctx) {
+  auto* cmd = app.add_subcommand("make-test-model",
+                                 "Write a GGUF test model with fixed-seed random weights");
+  struct Opts {
+    TestModelOptions o;
+    std::string family = "qwen3moe";
+    std::string out;
+  };
+  auto opts = std::make_shared<Opts>();
+  TestModelOptions& o = opts->o;
+  cmd->add_option("--family", opts->family, "qwen3moe, qwen2moe, llama, qwen3")
+      ->capture_default_str();
+  cmd->add_option("--out", opts->out, "output .gguf file")->required();
+  cmd->add_option("--layers", o.n_layer)->capture_default_str();
+  cmd->add_option("--hidden", o.n_embd)->capture_default_str();
+  cmd->add_option("--heads", o.n_head)->capture_default_str();
+  cmd->add_option("--kv-heads", o.n_kv_head)->capture_default_str();
+  cmd->add_option("--head-dim", o.head_dim)->capture_default_str();
+  cmd->add_option("--experts", o.n_expert, "0: family default (8 for MoE families; llama dense)");
+  cmd->add_option("--experts-used", o.n_expert_used)->capture_default_str();
+  cmd->add_option("--expert-ff", o.n_ff_exp)->capture_default_str();
+  cmd->add_option("--shared-ff", o.n_ff_shexp, "qwen2moe shared-expert FFN")->capture_default_str();
+  cmd->add_option("--ff", o.n_ff, "dense FFN")->capture_default_str();
+  cmd->add_option("--vocab", o.n_vocab, "synthetic vocabulary size (>= 259)");
+  cmd->add_option("--type", o.type, "F32, F16, Q8_0, Q4_K, Q6_K, Q4_K_M, Q5_K_M, ...")
+      ->capture_default_str();
+  cmd->add_flag("!--untied", o.tied_embeddings, "write a separate output.weight");
+  cmd->add_option("--tokenizer-fixture", o.tokenizer_fixture,
+                  "real vocabulary: qwen3, llama3, deepseek_v3, gptoss");
+  cmd->add_option("--fixtures-dir", o.fixtures_dir, "folder holding tokenizers/NAME/")
+      ->capture_default_str();
+  cmd->add_option("--seed", o.seed)->capture_default_str();
+  o.fixtures_dir = "../shared/fixtures";
+  cmd->callback([opts, &ctx] {
+    auto fam = family_from_name(opts->family);
+    if (!fam) {
+      std::fprintf(stderr, "error: unknown family '%s' (qwen3moe, qwen2moe, llama, qwen3)\n",
+                   opts->family.c_str());
+      ctx.exit_code = 2;
+      return;
+    }
+    opts->o.family = *fam;
+    Status s = write_test_model(opts->o, opts->out);
+    if (!s.ok()) {
+      std::fprintf(stderr, "error: %s\n", s.to_string().c_str());
+      ctx.exit_code = 1;
+      return;
+    }
+    logger("cli")->info("wrote {}", opts->out);
+    ctx.exit_code = 0;
+  });
+}
+
+}  // namespace arc::cli

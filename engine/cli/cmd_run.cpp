@@ -1,0 +1,219 @@
+// arclight-engine run: generate text from a prompt, streaming it as it is produced.
+#include <algorithm>
+#include <cstdio>
+#include <iostream>
+#include <iterator>
+#include <nlohmann/json.hpp>
+#include <numeric>
+#include <sstream>
+
+#include "arc/forward.h"
+#include "commands.h"
+#include "sched/sampler.h"
+
+#if __has_include("arc/tokenizer.h")
+#include "arc/tokenizer.h"
+#define ARC_RUN_HAS_TOKENIZER 1
+#endif
+#if __has_include("arc/chat_template.h")
+#include "arc/chat_template.h"
+#define ARC_RUN_HAS_CHAT 1
+#endif
+
+namespace arc::cli {
+namespace {
+
+struct RunOpts {
+  std::string model;
+  std::string prompt;
+  std::string prompt_ids;  // "1,2,3": token ids instead of text
+  bool chat = false;
+  int max_tokens = 128;
+  SamplingParams sampling{.temperature = 0.0f};
+  bool json = false;
+  int logprobs = 0;
+  int threads = 0;
+};
+
+Result<std::vector<int32_t>> parse_ids(const std::string& s) {
+  std::vector<int32_t> ids;
+  std::stringstream in(s);
+  std::string item;
+  while (std::getline(in, item, ',')) {
+    try {
+      size_t used = 0;
+      long v = std::stol(item, &used);
+      if (used != item.size() || v < 0 || v > INT32_MAX) throw std::invalid_argument(item);
+      ids.push_back(static_cast<int32_t>(v));
+    } catch (const std::exception&) {
+      return invalid_argument("--prompt-ids: '" + item + "' is not a token id");
+    }
+  }
+  if (ids.empty()) return invalid_argument("--prompt-ids is empty");
+  return ids;
+}
+
+int fail(const Status& s) {
+  std::fprintf(stderr, "error: %s\n", s.to_string().c_str());
+  return 1;
+}
+
+int run(RunOpts o) {
+  auto backend = make_cpu_backend(o.threads);
+  auto model = Model::load(o.model, *backend);
+  if (!model.ok()) return fail(model.status());
+  const ModelConfig& c = (*model)->config();
+
+  std::vector<int32_t> prompt;
+  std::vector<int32_t> stop_ids;
+#ifdef ARC_RUN_HAS_TOKENIZER
+  auto tok = Tokenizer::from_gguf((*model)->file());
+  if (!tok.ok() && o.prompt_ids.empty()) return fail(tok.status().with_context("tokenizer"));
+  if (tok.ok()) {
+    if (auto e = tok->eos_id()) stop_ids.push_back(*e);
+    for (const char* s : {"<|im_end|>", "<|eot_id|>", "<|endoftext|>", "<|end|>", "<|return|>"}) {
+      if (auto id = tok->find_token(s)) stop_ids.push_back(*id);
+    }
+  }
+#endif
+  if (!o.prompt_ids.empty()) {
+    auto ids = parse_ids(o.prompt_ids);
+    if (!ids.ok()) return fail(ids.status());
+    prompt = *ids;
+  } else {
+#ifdef ARC_RUN_HAS_TOKENIZER
+    std::string text = o.prompt;
+    if (o.chat && text.empty()) {
+      text.assign(std::istreambuf_iterator<char>(std::cin), std::istreambuf_iterator<char>());
+    }
+    EncodeOptions enc = tok->default_encode_options();
+    if (o.chat) {
+#ifdef ARC_RUN_HAS_CHAT
+      auto src = (*model)->file().get_string("tokenizer.chat_template");
+      if (!src) return fail(not_found("the model has no tokenizer.chat_template"));
+      auto tpl = ChatTemplate::parse(*src);
+      if (!tpl.ok()) return fail(tpl.status().with_context("chat template"));
+      std::string bos = tok->bos_id() ? std::string(tok->piece(*tok->bos_id())) : "";
+      std::string eos = tok->eos_id() ? std::string(tok->piece(*tok->eos_id())) : "";
+      ChatFormatter fmt(std::move(tpl).value(), bos, eos);
+      ChatMessage m;
+      m.role = "user";
+      m.content = text;
+      auto rendered = fmt.format({m}, ChatFormatOptions{});
+      if (!rendered.ok()) return fail(rendered.status().with_context("chat template"));
+      text = *rendered;
+      enc.add_bos = false;  // templates write their own BOS
+#else
+      return fail(unimplemented("--chat needs the chat-template library in this build"));
+#endif
+    }
+    auto ids = tok->encode(text, enc);
+    if (!ids.ok()) return fail(ids.status());
+    prompt = *ids;
+#else
+    return fail(unimplemented("this build has no tokenizer: use --prompt-ids"));
+#endif
+  }
+  if (prompt.empty()) return fail(invalid_argument("the prompt is empty"));
+
+  const int64_t block = 16;
+  const int64_t ctx = static_cast<int64_t>(prompt.size()) + o.max_tokens;
+  auto kv = KvCache::create(
+      *backend, {c.n_layer, c.n_kv_head, c.head_dim, block, (ctx + block - 1) / block, DType::F16});
+  if (!kv.ok()) return fail(kv.status());
+  ForwardExecutor exec(**model, *backend, **kv);
+  const int32_t seq = (*kv)->add_sequence();
+  if (Status s = (*kv)->reserve(seq, ctx); !s.ok()) return fail(s);
+
+  Sampler sampler(o.sampling);
+#ifdef ARC_RUN_HAS_TOKENIZER
+  std::unique_ptr<StreamingDetokenizer> detok;
+  if (tok.ok()) detok = std::make_unique<StreamingDetokenizer>(*tok, /*skip_special=*/true);
+#endif
+  nlohmann::json steps = nlohmann::json::array();
+  std::vector<int32_t> out;
+  std::string text;
+  std::vector<int32_t> pos(prompt.size()), seqs(prompt.size(), seq);
+  std::iota(pos.begin(), pos.end(), 0);
+  auto logits = exec.run({prompt, pos, seqs, {}});
+  for (int i = 0; i < o.max_tokens; ++i) {
+    if (!logits.ok()) return fail(logits.status());
+    const int32_t id = sampler.sample(*logits);
+    out.push_back(id);
+    if (o.json) {
+      nlohmann::json step = {{"id", id}};
+      if (o.logprobs > 0) {
+        nlohmann::json top = nlohmann::json::array();
+        for (const TokenScore& t : top_logprobs(*logits, o.logprobs)) {
+          top.push_back({{"id", t.token}, {"logprob", t.logprob}});
+        }
+        step["top_logprobs"] = top;
+      }
+      steps.push_back(step);
+    }
+    const bool stop = std::find(stop_ids.begin(), stop_ids.end(), id) != stop_ids.end();
+#ifdef ARC_RUN_HAS_TOKENIZER
+    if (detok && !stop) {
+      std::string piece = detok->feed(id);
+      text += piece;
+      if (!o.json) {
+        std::fwrite(piece.data(), 1, piece.size(), stdout);
+        std::fflush(stdout);
+      }
+    }
+#endif
+    if (stop || i + 1 == o.max_tokens) break;
+    const int32_t p = static_cast<int32_t>(prompt.size()) + i;
+    logits = exec.run({std::span(&id, 1), std::span(&p, 1), std::span(&seq, 1), {}});
+  }
+#ifdef ARC_RUN_HAS_TOKENIZER
+  if (detok) {
+    std::string rest = detok->flush();
+    text += rest;
+    if (!o.json) std::fwrite(rest.data(), 1, rest.size(), stdout);
+  }
+#endif
+  if (o.json) {
+    nlohmann::json j = {
+        {"prompt_tokens", prompt}, {"tokens", out}, {"text", text}, {"steps", steps}};
+    std::printf("%s\n", j.dump().c_str());
+  } else {
+    std::printf("\n");
+  }
+  return 0;
+}
+
+}  // namespace
+
+void add_run_command(CLI::App& app, CliContext& ctx) {
+  auto* cmd = app.add_subcommand("run", "Generate text from a prompt (streams as it goes)");
+  auto o = std::make_shared<RunOpts>();
+  cmd->add_option("--model,-m", o->model, "GGUF model file")->required();
+  auto* p = cmd->add_option("--prompt", o->prompt, "prompt text");
+  auto* chat = cmd->add_flag("--chat", o->chat,
+                             "apply the model's chat template (prompt as the user turn; "
+                             "read from stdin without --prompt)");
+  auto* ids = cmd->add_option("--prompt-ids", o->prompt_ids, "prompt as token ids: 1,2,3");
+  ids->excludes(chat);
+  cmd->add_option("--max-tokens,-n", o->max_tokens, "tokens to generate")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 1 << 20));
+  cmd->add_option("--temperature", o->sampling.temperature, "0: greedy")->capture_default_str();
+  cmd->add_option("--top-k", o->sampling.top_k)->capture_default_str();
+  cmd->add_option("--top-p", o->sampling.top_p)->capture_default_str()->check(CLI::Range(0.0, 1.0));
+  cmd->add_option("--seed", o->sampling.seed)->capture_default_str();
+  cmd->add_flag("--json", o->json, "print token ids (and logprobs) as JSON");
+  cmd->add_option("--logprobs", o->logprobs, "top-N log-probabilities per step (with --json)")
+      ->check(CLI::Range(0, 100));
+  cmd->add_option("-t,--threads", o->threads, "threads (0: all CPUs)")->capture_default_str();
+  cmd->callback([o, p, chat, ids, &ctx] {
+    if (p->count() == 0 && ids->count() == 0 && chat->count() == 0) {
+      std::fprintf(stderr, "error: give --prompt TEXT, --prompt-ids, or --chat\n");
+      ctx.exit_code = 2;
+      return;
+    }
+    ctx.exit_code = run(*o);
+  });
+}
+
+}  // namespace arc::cli

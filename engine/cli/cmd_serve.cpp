@@ -1,0 +1,98 @@
+// arclight-engine serve: the HTTP server of rank 0 with the engine behind it.
+#include <pthread.h>
+#include <signal.h>
+
+#include <cstdio>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "arc/engine_service.h"
+#include "arc/log.h"
+#include "arc/server.h"
+#include "commands.h"
+
+namespace arc::cli {
+namespace {
+
+struct ServeOpts {
+  std::string model;
+  ServerOptions server;
+  EngineOptions engine;
+  std::string kv_type = "f16";
+};
+
+int serve(ServeOpts o) {
+  auto log = logger("serve");
+  if (o.kv_type == "f16") {
+    o.engine.kv_type = DType::F16;
+  } else if (o.kv_type == "f32") {
+    o.engine.kv_type = DType::F32;
+  } else {
+    std::fprintf(stderr, "error: --kv-type must be f16 or f32\n");
+    return 2;
+  }
+  if (Status s = check_bind_safety(o.server); !s.ok()) {
+    std::fprintf(stderr, "error: %s\n", s.message().c_str());
+    return 2;
+  }
+  // Signals are taken by sigwait below: block them before any thread starts.
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGINT);
+  sigaddset(&signals, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+
+  o.engine.version = ARC_VERSION;
+  EngineService service(o.engine);
+  Server server(o.server, service);
+  if (Status s = server.start(); !s.ok()) {
+    std::fprintf(stderr, "error: %s\n", s.message().c_str());
+    return 1;
+  }
+  // Machine-readable line for the app and tests that start us with --port 0.
+  std::printf("arclight-engine listening on http://%s:%d\n", o.server.host.c_str(), server.port());
+  std::fflush(stdout);
+  if (!o.model.empty()) {
+    // Serve /health ("loading") while the model loads.
+    if (Status s = service.load({{"model", o.model}}); !s.ok()) {
+      std::fprintf(stderr, "error: %s\n", s.message().c_str());
+      server.stop();
+      return 1;
+    }
+  }
+  int sig = 0;
+  sigwait(&signals, &sig);
+  log->info("signal {}: shutting down", sig);
+  server.stop();
+  (void)service.unload();
+  return 0;
+}
+
+}  // namespace
+
+void add_serve_command(CLI::App& app, CliContext& ctx) {
+  auto o = std::make_shared<ServeOpts>();
+  auto* cmd = app.add_subcommand("serve", "Serve a model over OpenAI- and Anthropic-compatible HTTP");
+  cmd->add_option("--model,-m", o->model, "GGUF file to load at start (optional: load later over HTTP)");
+  cmd->add_option("--host", o->server.host, "address to bind")->capture_default_str();
+  cmd->add_option("--port", o->server.port, "port (0: any free port)")->capture_default_str();
+  cmd->add_option("--api-key", o->server.api_key, "require this key on every route but /health");
+  cmd->add_flag("--insecure", o->server.insecure, "allow a non-loopback address without an API key");
+  cmd->add_option("--ctx-size,-c", o->engine.ctx_size, "longest sequence (prompt + answer)")
+      ->capture_default_str()->check(CLI::Range(16, 1 << 24));
+  cmd->add_option("--max-batch-tokens", o->engine.max_batch_tokens, "tokens per forward step")
+      ->capture_default_str()->check(CLI::Range(1, 1 << 20));
+  cmd->add_option("--parallel", o->engine.max_parallel, "sequences decoding at once")
+      ->capture_default_str()->check(CLI::Range(1, 4096));
+  cmd->add_option("--model-dir", o->engine.model_dirs, "folders searched for GGUF files (repeatable)");
+  cmd->add_option("--threads,-t", o->engine.threads, "CPU threads (0: all)")->capture_default_str();
+  cmd->add_option("--kv-type", o->kv_type, "KV cache type: f16 or f32")->capture_default_str();
+  cmd->add_option("--reserve-gib", o->engine.reserve_gib, "memory kept free for the OS and other programs")
+      ->capture_default_str()->check(CLI::Range(0.0, 1024.0));
+  cmd->add_option("--max-body-bytes", o->server.max_body_bytes, "largest request body")
+      ->capture_default_str();
+  cmd->callback([o, &ctx] { ctx.exit_code = serve(*o); });
+}
+
+}  // namespace arc::cli

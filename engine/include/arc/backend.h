@@ -1,0 +1,83 @@
+// The compute backend the forward pass runs on. The forward is plain C++ that enqueues ops on a
+// Backend; the CPU backend runs them on a thread pool, a CUDA backend will run them on a stream.
+//
+// Rules that keep the interface right for a GPU:
+//  - every pointer given to an op is backend memory (from alloc() or map_weights());
+//  - ops are enqueued and may run asynchronously; sync() waits and reports the first failure;
+//  - host data enters through upload() and leaves through download() only (a decode step
+//    downloads nothing but its results).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string_view>
+
+#include "arc/kernels/attention.h"
+#include "arc/kernels/matmul.h"
+#include "arc/kernels/moe.h"
+#include "arc/kernels/ops.h"
+#include "arc/status.h"
+
+namespace arc {
+
+// Memory owned by a backend (device-resident on a GPU). Freed by the destructor.
+class DeviceBuffer {
+ public:
+  virtual ~DeviceBuffer() = default;
+  virtual void* data() = 0;
+  virtual size_t size() const = 0;
+  template <typename T>
+  T* as() {
+    return static_cast<T*>(data());
+  }
+};
+
+class Backend {
+ public:
+  virtual ~Backend() = default;
+  virtual std::string_view name() const = 0;
+  virtual int num_threads() const = 0;
+
+  // Memory. alloc() returns zeroed memory.
+  virtual Result<std::unique_ptr<DeviceBuffer>> alloc(size_t bytes) = 0;
+  // Makes weight bytes of a mapped file readable by ops. A backend that can read host memory
+  // (the CPU) returns the same pointer: weights are used in place, never copied.
+  virtual Result<const void*> map_weights(std::span<const uint8_t> host) = 0;
+  // Ordered with the ops; `src` / `dst` must stay valid until sync().
+  virtual void upload(void* dst, const void* src, size_t bytes) = 0;
+  virtual void download(void* dst, const void* src, size_t bytes) = 0;
+  // Waits for everything enqueued; returns the first failure since the last sync().
+  virtual Status sync() = 0;
+
+  // Ops (shapes in the kernels' headers).
+  virtual void matmul(const kernels::MatmulArgs& a) = 0;
+  // x, y: [n_rows, d]; w: [d] F32 or null.
+  virtual void rms_norm(const float* x, const float* w, float* y, int64_t n_rows, int64_t d,
+                        float eps) = 0;
+  virtual void rope(const kernels::RopeArgs& a) = 0;
+  // y = a + b, [n].
+  virtual void add(const float* a, const float* b, float* y, int64_t n) = 0;
+  // x[r, :] += bias, x: [n_rows, d], bias: [d].
+  virtual void add_bias(float* x, const float* bias, int64_t n_rows, int64_t d) = 0;
+  // y = silu(gate) * up, [n].
+  virtual void swiglu(const float* gate, const float* up, float* y, int64_t n) = 0;
+  // y[t, :] += sigmoid(g[t]) * s[t, :]; y, s: [n_rows, d]; g: [n_rows].
+  virtual void add_sigmoid_gated(float* y, const float* s, const float* g, int64_t n_rows,
+                                 int64_t d) = 0;
+  // out[j, :] = table[ids[j], :]; table [n_rows, d] in t; ids: [n_ids] backend memory.
+  virtual void get_rows(DType t, const void* table, int64_t n_rows, int64_t d, const int32_t* ids,
+                        int64_t n_ids, float* out) = 0;
+  // out[j, :] = x[rows[j], :]; x: [*, d] F32, rows: [n] backend memory.
+  virtual void gather(const float* x, const int32_t* rows, int64_t n, int64_t d, float* out) = 0;
+  virtual void kv_store(const kernels::KvStoreArgs& a) = 0;
+  virtual void paged_attention(const kernels::PagedAttentionArgs& a) = 0;
+  virtual void moe_route(const kernels::RouterArgs& a) = 0;
+  virtual void moe_ffn(const kernels::MoeFfnArgs& a) = 0;
+};
+
+// The CPU backend: kernels/cpu on a thread pool of n_threads (<= 0: all online CPUs).
+std::unique_ptr<Backend> make_cpu_backend(int n_threads);
+
+}  // namespace arc

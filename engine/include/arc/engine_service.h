@@ -1,0 +1,59 @@
+// The engine behind the HTTP server on one rank: model, tokenizer, chat template, paged KV with
+// prefix reuse and the continuous-batching scheduler, loaded and switched at runtime.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "arc/kernels/dtype.h"
+#include "arc/service.h"
+
+namespace arc {
+
+struct EngineOptions {
+  int threads = 0;                 // CPU threads (0: all)
+  int64_t ctx_size = 4096;         // longest sequence, prompt + output
+  int64_t max_batch_tokens = 512;  // tokens per forward step
+  int max_parallel = 64;           // sequences decoding at once
+  int64_t kv_block_size = 16;
+  DType kv_type = DType::F16;
+  double reserve_gib = 2.0;        // memory kept free for the OS and other programs
+  std::vector<std::string> model_dirs;  // searched by /engine/local-models
+  std::string version;             // reported in /engine/status
+};
+
+class EngineService final : public InferenceService {
+ public:
+  explicit EngineService(EngineOptions options);
+  ~EngineService() override;
+
+  // Loads synchronously (the `serve --model` start path); load() runs this on a thread.
+  Status load_now(const nlohmann::json& options);
+
+  EngineState state() const override;
+  std::optional<ModelInfo> model() const override;
+  Result<std::shared_ptr<PreparedRequest>> prepare_chat(const ChatRequest& request) override;
+  Result<std::shared_ptr<PreparedRequest>> prepare_completion(
+      const CompletionRequest& request) override;
+  Status run(const std::shared_ptr<PreparedRequest>& request, const EventSink& sink) override;
+  Result<int64_t> count_chat_tokens(const ChatRequest& request) override;
+  nlohmann::json status() const override;
+  Status load(const nlohmann::json& options) override;
+  Status unload() override;
+  nlohmann::json local_models() const override;
+  Result<nlohmann::json> fit(const nlohmann::json& request) const override;
+  std::string metrics_text() const override;
+  void set_event_sink(EngineEventSink sink) override;
+
+  struct Impl;
+
+ private:
+  std::unique_ptr<Impl> impl_;
+};
+
+// Free memory the OS reports (MemAvailable), in bytes; 0 when unknown.
+uint64_t available_memory_bytes();
+uint64_t total_memory_bytes();
+
+}  // namespace arc

@@ -1,0 +1,111 @@
+// Paged KV cache: a pool of fixed-size blocks per layer, handed out to sequences through
+// per-sequence block tables. Position p of a sequence lives in block table[p / block_size], row
+// p % block_size; its slot (what kv_store writes) is block * block_size + row.
+#pragma once
+
+#include <cstdint>
+#include <list>
+#include <span>
+#include <unordered_map>
+#include <memory>
+#include <vector>
+
+#include "arc/backend.h"
+#include "arc/kernels/dtype.h"
+#include "arc/status.h"
+
+namespace arc {
+
+// Block pool with reference counts and a prefix index. A block is free, in use by one or more
+// sequences (shared prefix blocks), or cached: unreferenced but still holding the K/V of a
+// hashed, full block that a later request with the same prefix can reuse. Cached blocks are
+// evicted least-recently-used when the free list runs dry.
+class BlockAllocator {
+ public:
+  explicit BlockAllocator(int32_t n_blocks);
+  // A free block, else the least recently used cached one (its hash is dropped).
+  Result<int32_t> allocate();
+  void retain(int32_t block);
+  // Drops one reference; at zero the block becomes cached (hashed) or free.
+  void release(int32_t block);
+  int32_t n_available() const { return static_cast<int32_t>(free_.size() + lru_.size()); }
+  int32_t n_free() const { return n_available(); }
+  int32_t n_cached() const { return static_cast<int32_t>(lru_.size()); }
+  int32_t n_blocks() const { return n_blocks_; }
+  int32_t refs(int32_t block) const { return ref_[block]; }
+
+  // Prefix index: full blocks by the hash of (parent hash, their tokens).
+  void index(int32_t block, uint64_t hash, std::vector<int32_t> tokens);
+  // The block holding exactly `tokens` after the prefix with hash `parent` (hash = hash of
+  // both), or -1.
+  int32_t lookup(uint64_t hash, std::span<const int32_t> tokens) const;
+  bool indexed(uint64_t hash) const { return by_hash_.count(hash) != 0; }
+
+ private:
+  void forget(int32_t block);
+  int32_t n_blocks_;
+  std::vector<int32_t> free_;  // a stack; the back is handed out next
+  std::vector<int32_t> ref_;
+  std::vector<uint64_t> hash_;                 // 0: not indexed
+  std::vector<std::vector<int32_t>> tokens_;   // tokens of an indexed block (verifies hits)
+  std::unordered_map<uint64_t, int32_t> by_hash_;
+  std::list<int32_t> lru_;                     // cached blocks, least recently used first
+  std::vector<std::list<int32_t>::iterator> lru_pos_;
+  std::vector<bool> in_lru_;
+};
+
+// Chain hash of a full block: parent hash and the block's token ids.
+uint64_t kv_block_hash(uint64_t parent, std::span<const int32_t> tokens);
+
+struct KvCacheOptions {
+  int64_t n_layer = 0;
+  int64_t n_kv_head = 0;
+  int64_t head_dim = 0;
+  int64_t block_size = 16;
+  int64_t n_blocks = 0;
+  DType type = DType::F16;  // F16 or F32
+};
+
+class KvCache {
+ public:
+  static Result<std::unique_ptr<KvCache>> create(Backend& backend, const KvCacheOptions& opt);
+
+  const KvCacheOptions& options() const { return opt_; }
+  // Bytes of one layer's K (or V) pool: [n_blocks, block_size, n_kv_head, head_dim].
+  size_t layer_bytes() const;
+  void* k(int64_t layer) { return k_[layer]->data(); }
+  void* v(int64_t layer) { return v_[layer]->data(); }
+
+  // Sequences: ids are small integers reused after free.
+  int32_t add_sequence();
+  // Prefix reuse for a new (empty) sequence: attaches the cached full blocks that hold the
+  // longest block-aligned prefix of `tokens`, always leaving at least one token to compute (its
+  // logits are needed). Returns the number of tokens covered (a multiple of block_size).
+  int64_t attach_cached_prefix(int32_t seq, std::span<const int32_t> tokens);
+  // Indexes the full blocks of `seq` whose K/V is written: positions [0, n_written) hold
+  // `tokens[0, n_written)`. Later requests with the same prefix can then reuse them.
+  void commit(int32_t seq, std::span<const int32_t> tokens, int64_t n_written);
+  // Makes room for positions [0, n_tokens) of `seq`; fails (allocating nothing) when the pool
+  // is short.
+  Status reserve(int32_t seq, int64_t n_tokens);
+  void free_sequence(int32_t seq);
+  const std::vector<int32_t>& blocks(int32_t seq) const { return tables_[seq]; }
+  int64_t capacity(int32_t seq) const;  // positions reserved
+  int32_t slot(int32_t seq, int64_t pos) const;
+  // Blocks a new sequence can get (free or evictable cached ones).
+  int32_t n_free_blocks() const { return alloc_.n_available(); }
+  int32_t n_cached_blocks() const { return alloc_.n_cached(); }
+  int32_t n_used_blocks() const { return alloc_.n_blocks() - alloc_.n_available(); }
+
+ private:
+  KvCache(const KvCacheOptions& opt) : opt_(opt), alloc_(static_cast<int32_t>(opt.n_blocks)) {}
+  KvCacheOptions opt_;
+  BlockAllocator alloc_;
+  std::vector<std::unique_ptr<DeviceBuffer>> k_, v_;  // [n_layer]
+  std::vector<std::vector<int32_t>> tables_;          // [seq] -> block ids
+  std::vector<bool> live_;
+  std::vector<int64_t> indexed_blocks_;  // [seq] leading blocks already in the prefix index
+  std::vector<uint64_t> chain_hash_;     // [seq] hash of those blocks
+};
+
+}  // namespace arc

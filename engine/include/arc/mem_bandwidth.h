@@ -1,0 +1,15 @@
+// Measures the machine's memory read bandwidth: a streaming read over a buffer much larger than
+// the caches, split across a thread pool (the same threads the forward uses).
+#pragma once
+
+#include <cstddef>
+
+#include "arc/kernels/parallel.h"
+
+namespace arc {
+
+// Best of `repeats` passes over `bytes` (after one warm-up pass); bytes per second.
+double measure_read_bandwidth(kernels::Parallel* pool, size_t bytes = size_t{1} << 30,
+                              int repeats = 3);
+
+}  // namespace arc

@@ -1,0 +1,121 @@
+// Per-family tensor tables: every tensor a model file holds, its shape in terms of the config,
+// and how it splits across tensor-parallel ranks. One walk (for_each_tensor) serves loading,
+// validation, sharding and tests.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <functional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "arc/model_config.h"
+
+namespace arc {
+
+// What a tensor is for; the forward looks weights up by role. Values index arrays: append only.
+enum class TensorRole : int {
+  kTokEmbd = 0,   // [n_vocab rows of n_embd]
+  kOutputNorm,    // [n_embd]
+  kOutput,        // [n_vocab rows of n_embd]
+  kRopeFreqs,     // [rot_dim / 2]
+  kAttnNorm,      // per layer from here on: [n_embd]
+  kAttnQ,         // [q_dim rows of n_embd]
+  kAttnK,         // [kv_dim rows of n_embd]
+  kAttnV,         // [kv_dim rows of n_embd]
+  kAttnOut,       // [n_embd rows of q_dim]
+  kAttnQBias,     // [q_dim]
+  kAttnKBias,     // [kv_dim]
+  kAttnVBias,     // [kv_dim]
+  kAttnQNorm,     // [head_dim]
+  kAttnKNorm,     // [head_dim]
+  kFfnNorm,       // [n_embd]
+  kFfnGate,       // [n_ff rows of n_embd]
+  kFfnUp,         // [n_ff rows of n_embd]
+  kFfnDown,       // [n_embd rows of n_ff]
+  kFfnRouter,     // [n_expert rows of n_embd]  (ffn_gate_inp)
+  kFfnGateExps,   // [n_expert][n_ff_exp rows of n_embd]
+  kFfnUpExps,     // [n_expert][n_ff_exp rows of n_embd]
+  kFfnDownExps,   // [n_expert][n_embd rows of n_ff_exp]
+  kFfnShexpGate,  // [n_embd]: sigmoid gate of the shared expert (ffn_gate_inp_shexp)
+  kFfnGateShexp,  // [n_ff_shexp rows of n_embd]
+  kFfnUpShexp,    // [n_ff_shexp rows of n_embd]
+  kFfnDownShexp,  // [n_embd rows of n_ff_shexp]
+  kCount
+};
+
+// A symbolic dimension, resolved against a ModelConfig.
+enum class Dim : uint8_t {
+  kEmbd,
+  kVocab,
+  kQ,
+  kKv,
+  kHeadDim,
+  kRotHalf,
+  kFf,
+  kExpert,
+  kFfExp,
+  kFfShexp,
+  kOne
+};
+
+// How a tensor splits across N tensor-parallel ranks (GGUF order: shape[0] is the row length,
+// shape[1] the row count, shape[2] the expert index).
+enum class Split : uint8_t {
+  kReplicated = 0,  // every rank holds all of it (norms, router, embeddings)
+  kRowsByHead = 1,  // rows split by whole heads (q/k/v and their biases)
+  kColsByHead = 2,  // columns split by whole heads (attn_output), then all-reduce
+  kRows = 3,        // rows split evenly (dense gate/up, shared-expert gate/up)
+  kCols = 4,        // columns split evenly (dense down), then all-reduce
+  kExpertRows = 5,  // every expert's intermediate rows split (gate/up_exps)
+  kExpertCols = 6,  // every expert's intermediate columns split (down_exps), then all-reduce
+  kVocab = 7,       // rows split by vocabulary (output head)
+};
+std::string_view split_name(Split s);
+
+// When a tensor is present.
+enum class Presence : uint8_t {
+  kAlways,
+  kUntied,     // output.weight when embeddings are not tied
+  kRopeFreqs,  // rope_freqs.weight when the file has it
+  kQkvBias,
+  kQkNorm,
+  kDenseFfn,  // ffn_gate/up/down
+  kMoeFfn,    // router and routed experts
+  kSharedExpert,
+};
+
+struct TensorSpec {
+  TensorRole role;
+  std::string_view name;  // "token_embd.weight", or a per-layer suffix "attn_q.weight"
+  bool per_layer;         // the file name is "blk.<layer>.<name>"
+  std::array<Dim, 3> dims;
+  int n_dims;
+  Split split;
+  Presence presence = Presence::kAlways;
+};
+
+// The table of one family.
+struct FamilySpec {
+  Family family;
+  std::string_view arch;                // general.architecture
+  std::span<const TensorSpec> tensors;  // globals and per-layer tensors
+};
+const FamilySpec& family_spec(Family f);
+
+// A concrete tensor of a concrete model.
+struct TensorRef {
+  const TensorSpec* spec = nullptr;
+  int layer = -1;              // -1 for globals
+  std::string name;            // file name
+  std::vector<int64_t> shape;  // GGUF order
+};
+
+// Visits every tensor the config's model must hold, globals first, then layer by layer.
+void for_each_tensor(const ModelConfig& cfg, const std::function<void(const TensorRef&)>& fn);
+
+int64_t resolve_dim(const ModelConfig& cfg, Dim d);
+
+}  // namespace arc

@@ -1,0 +1,92 @@
+// Model hyperparameters read from GGUF metadata, and the families the engine runs.
+//
+// Configuration is data: a family is an enum with explicit values; the per-family tables of
+// metadata keys and tensors live in arc/model_arch.h and engine/model/arch/.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "arc/kernels/ops.h"
+#include "arc/status.h"
+
+namespace arc {
+
+namespace gguf {
+class File;
+}
+
+// Serialized in logs and tests by name; values never reused.
+enum class Family : int {
+  kLlama = 0,     // dense Llama, or Mixtral-style experts (ffn_*_exps) when expert_count > 0
+  kQwen3 = 1,     // dense Qwen3 with per-head q/k RMS norms
+  kQwen2Moe = 2,  // Qwen1.5/Qwen2 MoE: q/k/v biases, a shared expert with a sigmoid gate
+  kQwen3Moe = 3,  // Qwen3 MoE: q/k norms, routed experts only
+};
+
+std::string_view family_name(Family f);  // the GGUF general.architecture string
+std::optional<Family> family_from_name(std::string_view arch);
+
+// What the feed-forward part of every layer is.
+enum class FfnKind : int {
+  kDense = 0,      // ffn_gate / ffn_up / ffn_down
+  kMoe = 1,        // router + routed experts
+  kMoeShared = 2,  // router + routed experts + a shared expert scaled by sigmoid(gate_shexp . x)
+};
+
+struct ModelConfig {
+  Family family = Family::kLlama;
+  FfnKind ffn = FfnKind::kDense;
+
+  int64_t n_layer = 0;
+  int64_t n_embd = 0;  // hidden size
+  int64_t n_vocab = 0;
+  int64_t n_head = 0;
+  int64_t n_kv_head = 0;
+  int64_t head_dim = 0;  // key/value length per head
+  int64_t n_ff = 0;      // dense FFN intermediate size (0 for MoE models)
+  int64_t n_expert = 0;
+  int64_t n_expert_used = 0;
+  int64_t n_ff_exp = 0;    // per-expert intermediate size
+  int64_t n_ff_shexp = 0;  // shared-expert intermediate size (qwen2moe)
+  int64_t n_ctx_train = 0;
+  int64_t rot_dim = 0;  // leading dims of each head that RoPE rotates
+
+  float rms_eps = 1e-6f;
+  float rope_theta = 10000.0f;
+  float rope_freq_scale = 1.0f;
+  kernels::RopeLayout rope_layout = kernels::RopeLayout::kSplitHalf;
+
+  bool qk_norm = false;          // per-head RMS norm of q and k before RoPE
+  bool qkv_bias = false;         // biases on q, k, v projections
+  bool tied_embeddings = false;  // no output.weight: logits use token_embd
+  bool rope_freqs = false;       // rope_freqs.weight present (Llama 3 frequency factors)
+  bool norm_topk = true;         // renormalise the k routing weights to sum to 1
+
+  bool is_moe() const { return ffn != FfnKind::kDense; }
+  int64_t q_dim() const { return n_head * head_dim; }
+  int64_t kv_dim() const { return n_kv_head * head_dim; }
+
+  // Lists every field once (name, reference) for printing, JSON and tests.
+  template <typename V>
+  void visit(V&& v) {
+    v("n_layer", n_layer), v("n_embd", n_embd), v("n_vocab", n_vocab), v("n_head", n_head);
+    v("n_kv_head", n_kv_head), v("head_dim", head_dim), v("n_ff", n_ff);
+    v("n_expert", n_expert), v("n_expert_used", n_expert_used), v("n_ff_exp", n_ff_exp);
+    v("n_ff_shexp", n_ff_shexp), v("n_ctx_train", n_ctx_train), v("rot_dim", rot_dim);
+    v("rms_eps", rms_eps), v("rope_theta", rope_theta), v("rope_freq_scale", rope_freq_scale);
+    v("qk_norm", qk_norm), v("qkv_bias", qkv_bias), v("tied_embeddings", tied_embeddings);
+    v("rope_freqs", rope_freqs), v("norm_topk", norm_topk);
+  }
+
+  // Checks ranges and consistency (heads divide, experts used <= experts, ...).
+  Status validate() const;
+};
+
+// Reads general.architecture and the family's metadata keys; tensor presence decides tied
+// embeddings and rope frequency factors. Errors name the missing or invalid key.
+Result<ModelConfig> config_from_gguf(const gguf::File& file);
+
+}  // namespace arc

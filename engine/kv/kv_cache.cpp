@@ -1,0 +1,212 @@
+// Paged KV cache: block allocator and per-sequence block tables.
+#include "arc/kv_cache.h"
+
+#include <algorithm>
+#include <iterator>
+#include <string>
+
+namespace arc {
+
+BlockAllocator::BlockAllocator(int32_t n_blocks)
+    : n_blocks_(n_blocks),
+      ref_(static_cast<size_t>(n_blocks), 0),
+      hash_(static_cast<size_t>(n_blocks), 0),
+      tokens_(static_cast<size_t>(n_blocks)),
+      lru_pos_(static_cast<size_t>(n_blocks)),
+      in_lru_(static_cast<size_t>(n_blocks), false) {
+  free_.reserve(static_cast<size_t>(n_blocks));
+  for (int32_t b = n_blocks - 1; b >= 0; --b) free_.push_back(b);
+}
+
+void BlockAllocator::forget(int32_t block) {
+  if (hash_[block] != 0) {
+    auto it = by_hash_.find(hash_[block]);
+    if (it != by_hash_.end() && it->second == block) by_hash_.erase(it);
+    hash_[block] = 0;
+    tokens_[block].clear();
+  }
+}
+
+Result<int32_t> BlockAllocator::allocate() {
+  int32_t b;
+  if (!free_.empty()) {
+    b = free_.back();
+    free_.pop_back();
+  } else if (!lru_.empty()) {
+    b = lru_.front();
+    lru_.pop_front();
+    in_lru_[b] = false;
+    forget(b);
+  } else {
+    return resource_exhausted("KV cache: no free blocks");
+  }
+  ref_[b] = 1;
+  return b;
+}
+
+void BlockAllocator::retain(int32_t block) {
+  if (ref_[block]++ == 0 && in_lru_[block]) {
+    lru_.erase(lru_pos_[block]);
+    in_lru_[block] = false;
+  }
+}
+
+void BlockAllocator::release(int32_t block) {
+  if (ref_[block] <= 0) return;
+  if (--ref_[block] > 0) return;
+  if (hash_[block] != 0) {
+    lru_.push_back(block);
+    lru_pos_[block] = std::prev(lru_.end());
+    in_lru_[block] = true;
+  } else {
+    free_.push_back(block);
+  }
+}
+
+void BlockAllocator::index(int32_t block, uint64_t hash, std::vector<int32_t> tokens) {
+  if (hash == 0 || by_hash_.count(hash) != 0 || hash_[block] != 0) return;
+  hash_[block] = hash;
+  tokens_[block] = std::move(tokens);
+  by_hash_.emplace(hash, block);
+}
+
+int32_t BlockAllocator::lookup(uint64_t hash, std::span<const int32_t> tokens) const {
+  auto it = by_hash_.find(hash);
+  if (it == by_hash_.end()) return -1;
+  const auto& held = tokens_[it->second];
+  // A 64-bit hash can collide; the stored tokens make a hit certain.
+  if (!std::equal(held.begin(), held.end(), tokens.begin(), tokens.end())) return -1;
+  return it->second;
+}
+
+uint64_t kv_block_hash(uint64_t parent, std::span<const int32_t> tokens) {
+  // splitmix64-style mixing; 0 is reserved for "not indexed".
+  uint64_t h = parent ^ 0x9e3779b97f4a7c15ULL;
+  for (int32_t t : tokens) {
+    h ^= static_cast<uint64_t>(static_cast<uint32_t>(t)) + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2);
+    h ^= h >> 30;
+    h *= 0xbf58476d1ce4e5b9ULL;
+    h ^= h >> 27;
+    h *= 0x94d049bb133111ebULL;
+    h ^= h >> 31;
+  }
+  return h == 0 ? 1 : h;
+}
+
+Result<std::unique_ptr<KvCache>> KvCache::create(Backend& backend, const KvCacheOptions& opt) {
+  if (opt.n_layer <= 0 || opt.n_kv_head <= 0 || opt.head_dim <= 0 || opt.block_size <= 0 ||
+      opt.n_blocks <= 0 || opt.n_blocks > (int64_t{1} << 30) / opt.block_size) {
+    return invalid_argument(
+        "KV cache: layers, heads, head dim, block size and block count must "
+        "be positive (and blocks x block size < 2^30)");
+  }
+  if (opt.type != DType::F16 && opt.type != DType::F32) {
+    return invalid_argument("KV cache type must be F16 or F32");
+  }
+  std::unique_ptr<KvCache> kv(new KvCache(opt));
+  const size_t bytes = kv->layer_bytes();
+  for (int64_t l = 0; l < opt.n_layer; ++l) {
+    ARC_ASSIGN_OR_RETURN(auto k, backend.alloc(bytes));
+    ARC_ASSIGN_OR_RETURN(auto v, backend.alloc(bytes));
+    kv->k_.push_back(std::move(k));
+    kv->v_.push_back(std::move(v));
+  }
+  return kv;
+}
+
+size_t KvCache::layer_bytes() const {
+  const size_t elem = opt_.type == DType::F16 ? 2 : 4;
+  return static_cast<size_t>(opt_.n_blocks * opt_.block_size * opt_.n_kv_head * opt_.head_dim) *
+         elem;
+}
+
+int32_t KvCache::add_sequence() {
+  for (size_t i = 0; i < live_.size(); ++i) {
+    if (!live_[i]) {
+      live_[i] = true;
+      indexed_blocks_[i] = 0;
+      chain_hash_[i] = 0;
+      return static_cast<int32_t>(i);
+    }
+  }
+  live_.push_back(true);
+  tables_.emplace_back();
+  indexed_blocks_.push_back(0);
+  chain_hash_.push_back(0);
+  return static_cast<int32_t>(live_.size() - 1);
+}
+
+Status KvCache::reserve(int32_t seq, int64_t n_tokens) {
+  if (seq < 0 || static_cast<size_t>(seq) >= live_.size() || !live_[seq]) {
+    return invalid_argument("KV cache: unknown sequence " + std::to_string(seq));
+  }
+  std::vector<int32_t>& table = tables_[seq];
+  const int64_t need = (n_tokens + opt_.block_size - 1) / opt_.block_size;
+  const int64_t more = need - static_cast<int64_t>(table.size());
+  if (more <= 0) return ok_status();
+  if (more > alloc_.n_available()) {
+    return resource_exhausted("KV cache full: sequence needs " + std::to_string(more) +
+                              " more blocks, " + std::to_string(alloc_.n_available()) + " free");
+  }
+  for (int64_t i = 0; i < more; ++i) table.push_back(*alloc_.allocate());
+  return ok_status();
+}
+
+void KvCache::free_sequence(int32_t seq) {
+  if (seq < 0 || static_cast<size_t>(seq) >= live_.size() || !live_[seq]) return;
+  // Deepest blocks first, so the LRU evicts a prefix's tail before its root.
+  for (auto it = tables_[seq].rbegin(); it != tables_[seq].rend(); ++it) alloc_.release(*it);
+  tables_[seq].clear();
+  indexed_blocks_[seq] = 0;
+  chain_hash_[seq] = 0;
+  live_[seq] = false;
+}
+
+int64_t KvCache::attach_cached_prefix(int32_t seq, std::span<const int32_t> tokens) {
+  if (seq < 0 || static_cast<size_t>(seq) >= live_.size() || !live_[seq] || !tables_[seq].empty() ||
+      tokens.empty()) {
+    return 0;
+  }
+  const int64_t bs = opt_.block_size;
+  const int64_t n_full = (static_cast<int64_t>(tokens.size()) - 1) / bs;
+  uint64_t h = 0;
+  int64_t attached = 0;
+  for (int64_t i = 0; i < n_full; ++i) {
+    auto block_tokens = tokens.subspan(static_cast<size_t>(i * bs), static_cast<size_t>(bs));
+    uint64_t next = kv_block_hash(h, block_tokens);
+    int32_t b = alloc_.lookup(next, block_tokens);
+    if (b < 0) break;
+    alloc_.retain(b);
+    tables_[seq].push_back(b);
+    h = next;
+    ++attached;
+  }
+  indexed_blocks_[seq] = attached;
+  chain_hash_[seq] = h;
+  return attached * bs;
+}
+
+void KvCache::commit(int32_t seq, std::span<const int32_t> tokens, int64_t n_written) {
+  if (seq < 0 || static_cast<size_t>(seq) >= live_.size() || !live_[seq]) return;
+  const int64_t bs = opt_.block_size;
+  n_written = std::min<int64_t>(n_written, static_cast<int64_t>(tokens.size()));
+  const int64_t full = std::min<int64_t>(n_written / bs, static_cast<int64_t>(tables_[seq].size()));
+  for (int64_t i = indexed_blocks_[seq]; i < full; ++i) {
+    auto block_tokens = tokens.subspan(static_cast<size_t>(i * bs), static_cast<size_t>(bs));
+    chain_hash_[seq] = kv_block_hash(chain_hash_[seq], block_tokens);
+    alloc_.index(tables_[seq][static_cast<size_t>(i)], chain_hash_[seq],
+                 std::vector<int32_t>(block_tokens.begin(), block_tokens.end()));
+  }
+  indexed_blocks_[seq] = std::max(indexed_blocks_[seq], full);
+}
+
+int64_t KvCache::capacity(int32_t seq) const {
+  return static_cast<int64_t>(tables_[seq].size()) * opt_.block_size;
+}
+
+int32_t KvCache::slot(int32_t seq, int64_t pos) const {
+  const int32_t block = tables_[seq][static_cast<size_t>(pos / opt_.block_size)];
+  return static_cast<int32_t>(block * opt_.block_size + pos % opt_.block_size);
+}
+
+}  // namespace arc

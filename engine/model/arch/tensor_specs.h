@@ -1,0 +1,88 @@
+// The tensors of the shared blocks, combined by each family's table (engine/model/arch/*.cpp).
+// Names and shapes follow GGUF (shape[0] is the row length).
+#pragma once
+
+#include "arc/model_arch.h"
+
+namespace arc::arch::spec {
+
+using D = Dim;
+using R = TensorRole;
+using S = Split;
+using P = Presence;
+
+// Globals.
+inline constexpr TensorSpec kTokEmbd{R::kTokEmbd, "token_embd.weight", false, {D::kEmbd, D::kVocab},
+                                     2,           S::kReplicated};
+inline constexpr TensorSpec kOutputNorm{R::kOutputNorm, "output_norm.weight", false, {D::kEmbd}, 1,
+                                        S::kReplicated};
+inline constexpr TensorSpec kOutput{R::kOutput, "output.weight", false,     {D::kEmbd, D::kVocab},
+                                    2,          S::kVocab,       P::kUntied};
+inline constexpr TensorSpec kRopeFreqs{R::kRopeFreqs,  "rope_freqs.weight", false, {D::kRotHalf}, 1,
+                                       S::kReplicated, P::kRopeFreqs};
+
+// Attention block.
+inline constexpr TensorSpec kAttnNorm{R::kAttnNorm,  "attn_norm.weight", true, {D::kEmbd}, 1,
+                                      S::kReplicated};
+inline constexpr TensorSpec kAttnQ{R::kAttnQ, "attn_q.weight", true, {D::kEmbd, D::kQ},
+                                   2,         S::kRowsByHead};
+inline constexpr TensorSpec kAttnK{R::kAttnK, "attn_k.weight", true, {D::kEmbd, D::kKv},
+                                   2,         S::kRowsByHead};
+inline constexpr TensorSpec kAttnV{R::kAttnV, "attn_v.weight", true, {D::kEmbd, D::kKv},
+                                   2,         S::kRowsByHead};
+inline constexpr TensorSpec kAttnOut{R::kAttnOut, "attn_output.weight", true, {D::kQ, D::kEmbd},
+                                     2,           S::kColsByHead};
+inline constexpr TensorSpec kAttnQBias{R::kAttnQBias,  "attn_q.bias", true, {D::kQ}, 1,
+                                       S::kRowsByHead, P::kQkvBias};
+inline constexpr TensorSpec kAttnKBias{R::kAttnKBias,  "attn_k.bias", true, {D::kKv}, 1,
+                                       S::kRowsByHead, P::kQkvBias};
+inline constexpr TensorSpec kAttnVBias{R::kAttnVBias,  "attn_v.bias", true, {D::kKv}, 1,
+                                       S::kRowsByHead, P::kQkvBias};
+inline constexpr TensorSpec kAttnQNorm{
+    R::kAttnQNorm, "attn_q_norm.weight", true, {D::kHeadDim}, 1, S::kReplicated, P::kQkNorm};
+inline constexpr TensorSpec kAttnKNorm{
+    R::kAttnKNorm, "attn_k_norm.weight", true, {D::kHeadDim}, 1, S::kReplicated, P::kQkNorm};
+
+// FFN blocks.
+inline constexpr TensorSpec kFfnNorm{R::kFfnNorm, "ffn_norm.weight", true, {D::kEmbd},
+                                     1,           S::kReplicated};
+inline constexpr TensorSpec kFfnGate{R::kFfnGate, "ffn_gate.weight", true, {D::kEmbd, D::kFf}, 2,
+                                     S::kRows,    P::kDenseFfn};
+inline constexpr TensorSpec kFfnUp{R::kFfnUp, "ffn_up.weight", true,        {D::kEmbd, D::kFf},
+                                   2,         S::kRows,        P::kDenseFfn};
+inline constexpr TensorSpec kFfnDown{R::kFfnDown, "ffn_down.weight", true, {D::kFf, D::kEmbd}, 2,
+                                     S::kCols,    P::kDenseFfn};
+inline constexpr TensorSpec kFfnRouter{
+    R::kFfnRouter, "ffn_gate_inp.weight", true, {D::kEmbd, D::kExpert}, 2, S::kReplicated,
+    P::kMoeFfn};
+inline constexpr TensorSpec kFfnGateExps{R::kFfnGateExps,
+                                         "ffn_gate_exps.weight",
+                                         true,
+                                         {D::kEmbd, D::kFfExp, D::kExpert},
+                                         3,
+                                         S::kExpertRows,
+                                         P::kMoeFfn};
+inline constexpr TensorSpec kFfnUpExps{
+    R::kFfnUpExps, "ffn_up_exps.weight", true, {D::kEmbd, D::kFfExp, D::kExpert}, 3, S::kExpertRows,
+    P::kMoeFfn};
+inline constexpr TensorSpec kFfnDownExps{R::kFfnDownExps,
+                                         "ffn_down_exps.weight",
+                                         true,
+                                         {D::kFfExp, D::kEmbd, D::kExpert},
+                                         3,
+                                         S::kExpertCols,
+                                         P::kMoeFfn};
+inline constexpr TensorSpec kFfnShexpGate{
+    R::kFfnShexpGate, "ffn_gate_inp_shexp.weight", true, {D::kEmbd}, 1, S::kReplicated,
+    P::kSharedExpert};
+inline constexpr TensorSpec kFfnGateShexp{
+    R::kFfnGateShexp, "ffn_gate_shexp.weight", true, {D::kEmbd, D::kFfShexp}, 2,
+    S::kRows,         P::kSharedExpert};
+inline constexpr TensorSpec kFfnUpShexp{
+    R::kFfnUpShexp, "ffn_up_shexp.weight", true, {D::kEmbd, D::kFfShexp}, 2,
+    S::kRows,       P::kSharedExpert};
+inline constexpr TensorSpec kFfnDownShexp{
+    R::kFfnDownShexp, "ffn_down_shexp.weight", true, {D::kFfShexp, D::kEmbd}, 2,
+    S::kCols,         P::kSharedExpert};
+
+}  // namespace arc::arch::spec

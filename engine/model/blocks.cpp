@@ -1,0 +1,167 @@
+// Shared transformer blocks on the Backend interface.
+#include "model/blocks.h"
+
+namespace arc {
+
+void linear(Backend& be, const Weight& w, const float* x, int64_t n_tokens, float* y,
+            bool accumulate) {
+  kernels::MatmulArgs a;
+  a.w = w.data;
+  a.w_type = w.type;
+  a.n_in = w.shape[0];
+  a.n_out = w.shape.size() > 1 ? w.shape[1] : 1;
+  a.w_row_bytes = w.row_bytes;
+  a.x = x;
+  a.n_tokens = n_tokens;
+  a.y = y;
+  a.accumulate = accumulate;
+  be.matmul(a);
+}
+
+void attention_block(LayerContext& c) {
+  const ModelConfig& cfg = c.cfg();
+  Backend& be = c.be;
+  StepBuffers& b = c.buf;
+  const int64_t t = c.n_tokens;
+
+  be.rms_norm(b.x, c.w(TensorRole::kAttnNorm).f32(), b.xn, t, cfg.n_embd, cfg.rms_eps);
+  linear(be, c.w(TensorRole::kAttnQ), b.xn, t, b.q);
+  linear(be, c.w(TensorRole::kAttnK), b.xn, t, b.k);
+  linear(be, c.w(TensorRole::kAttnV), b.xn, t, b.v);
+  if (cfg.qkv_bias) {
+    be.add_bias(b.q, c.w(TensorRole::kAttnQBias).f32(), t, cfg.q_dim());
+    be.add_bias(b.k, c.w(TensorRole::kAttnKBias).f32(), t, cfg.kv_dim());
+    be.add_bias(b.v, c.w(TensorRole::kAttnVBias).f32(), t, cfg.kv_dim());
+  }
+  if (cfg.qk_norm) {  // per head: q viewed as [t * n_head, head_dim]
+    be.rms_norm(b.q, c.w(TensorRole::kAttnQNorm).f32(), b.q, t * cfg.n_head, cfg.head_dim,
+                cfg.rms_eps);
+    be.rms_norm(b.k, c.w(TensorRole::kAttnKNorm).f32(), b.k, t * cfg.n_kv_head, cfg.head_dim,
+                cfg.rms_eps);
+  }
+  kernels::RopeArgs r;
+  r.n_tokens = t;
+  r.head_dim = cfg.head_dim;
+  r.rot_dim = cfg.rot_dim;
+  r.pos = b.pos;
+  r.layout = cfg.rope_layout;
+  r.theta_base = cfg.rope_theta;
+  r.freq_scale = cfg.rope_freq_scale;
+  const Weight& ff = c.model.global(TensorRole::kRopeFreqs);
+  r.freq_factors = ff.present() ? ff.f32() : nullptr;
+  r.x = b.q;
+  r.n_heads = cfg.n_head;
+  be.rope(r);
+  r.x = b.k;
+  r.n_heads = cfg.n_kv_head;
+  be.rope(r);
+
+  const KvCacheOptions& kvo = c.kv.options();
+  kernels::KvStoreArgs s;
+  s.k = b.k;
+  s.v = b.v;
+  s.k_cache = c.kv.k(c.layer);
+  s.v_cache = c.kv.v(c.layer);
+  s.kv_type = kvo.type;
+  s.slots = b.slots;
+  s.n_tokens = t;
+  s.n_kv_head = cfg.n_kv_head;
+  s.head_dim = cfg.head_dim;
+  be.kv_store(s);
+
+  kernels::PagedAttentionArgs a;
+  a.q = b.q;
+  a.out = b.attn;
+  a.n_tokens = t;
+  a.n_head = cfg.n_head;
+  a.n_kv_head = cfg.n_kv_head;
+  a.head_dim = cfg.head_dim;
+  a.k_cache = c.kv.k(c.layer);
+  a.v_cache = c.kv.v(c.layer);
+  a.kv_type = kvo.type;
+  a.block_size = kvo.block_size;
+  a.token_seq = b.token_seq;
+  a.token_pos = b.pos;
+  a.block_tables = b.block_tables;
+  a.max_blocks_per_seq = b.max_blocks;
+  be.paged_attention(a);
+
+  linear(be, c.w(TensorRole::kAttnOut), b.attn, t, b.x, /*accumulate=*/true);
+}
+
+namespace {
+
+// out += down(silu(gate xn) * up xn) for one dense SwiGLU FFN.
+void swiglu_ffn(LayerContext& c, const Weight& gate, const Weight& up, const Weight& down,
+                float* out, bool accumulate) {
+  StepBuffers& b = c.buf;
+  const int64_t t = c.n_tokens;
+  linear(c.be, gate, b.xn, t, b.gate);
+  linear(c.be, up, b.xn, t, b.up);
+  c.be.swiglu(b.gate, b.up, b.gate, t * gate.shape[1]);
+  linear(c.be, down, b.gate, t, out, accumulate);
+}
+
+}  // namespace
+
+void dense_ffn_block(LayerContext& c) {
+  const ModelConfig& cfg = c.cfg();
+  c.be.rms_norm(c.buf.x, c.w(TensorRole::kFfnNorm).f32(), c.buf.xn, c.n_tokens, cfg.n_embd,
+                cfg.rms_eps);
+  swiglu_ffn(c, c.w(TensorRole::kFfnGate), c.w(TensorRole::kFfnUp), c.w(TensorRole::kFfnDown),
+             c.buf.x, /*accumulate=*/true);
+}
+
+void moe_ffn_block(LayerContext& c) {
+  const ModelConfig& cfg = c.cfg();
+  Backend& be = c.be;
+  StepBuffers& b = c.buf;
+  const int64_t t = c.n_tokens;
+  be.rms_norm(b.x, c.w(TensorRole::kFfnNorm).f32(), b.xn, t, cfg.n_embd, cfg.rms_eps);
+
+  linear(be, c.w(TensorRole::kFfnRouter), b.xn, t, b.router);  // [t, n_expert]
+  kernels::RouterArgs r;
+  r.logits = b.router;
+  r.n_tokens = t;
+  r.n_expert = cfg.n_expert;
+  r.k = cfg.n_expert_used;
+  r.scoring = kernels::RouterScoring::kSoftmax;
+  r.normalize = cfg.norm_topk;
+  r.ids = b.expert_ids;
+  r.weights = b.expert_w;
+  be.moe_route(r);
+
+  const Weight& g = c.w(TensorRole::kFfnGateExps);
+  const Weight& u = c.w(TensorRole::kFfnUpExps);
+  const Weight& d = c.w(TensorRole::kFfnDownExps);
+  kernels::MoeFfnArgs m;
+  m.x = b.xn;
+  m.n_tokens = t;
+  m.n_embd = cfg.n_embd;
+  m.n_ff = cfg.n_ff_exp;
+  m.n_expert = cfg.n_expert;
+  m.k = cfg.n_expert_used;
+  m.ids = b.expert_ids;
+  m.weights = b.expert_w;
+  m.gate = g.data;
+  m.up = u.data;
+  m.down = d.data;
+  m.gate_type = g.type;
+  m.up_type = u.type;
+  m.down_type = d.type;
+  m.gate_expert_bytes = g.slice_bytes;
+  m.up_expert_bytes = u.slice_bytes;
+  m.down_expert_bytes = d.slice_bytes;
+  m.y = b.x;
+  m.accumulate = true;
+  be.moe_ffn(m);
+
+  if (cfg.ffn == FfnKind::kMoeShared) {
+    swiglu_ffn(c, c.w(TensorRole::kFfnGateShexp), c.w(TensorRole::kFfnUpShexp),
+               c.w(TensorRole::kFfnDownShexp), b.out, /*accumulate=*/false);
+    linear(be, c.w(TensorRole::kFfnShexpGate), b.xn, t, b.shexp_gate);  // [t, 1]
+    be.add_sigmoid_gated(b.x, b.out, b.shexp_gate, t, cfg.n_embd);
+  }
+}
+
+}  // namespace arc

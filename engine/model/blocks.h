@@ -1,0 +1,60 @@
+// Shared blocks of the transformer layer, enqueued on a Backend. Each family's file composes
+// them (engine/model/arch/). All pointers are backend memory.
+#pragma once
+
+#include <cstdint>
+
+#include "arc/backend.h"
+#include "arc/kv_cache.h"
+#include "arc/model.h"
+
+namespace arc {
+
+// Activations and batch description of one step (sized for n_tokens).
+struct StepBuffers {
+  float* x = nullptr;                  // [n_tokens, n_embd] residual stream
+  float* xn = nullptr;                 // [n_tokens, n_embd] normalised input of a block
+  float* q = nullptr;                  // [n_tokens, q_dim]
+  float* k = nullptr;                  // [n_tokens, kv_dim]
+  float* v = nullptr;                  // [n_tokens, kv_dim]
+  float* attn = nullptr;               // [n_tokens, q_dim] attention output before attn_output
+  float* out = nullptr;                // [n_tokens, n_embd] block output added to x
+  float* gate = nullptr;               // [n_tokens, max_ff] dense / shared-expert gate, then swiglu
+  float* up = nullptr;                 // [n_tokens, max_ff]
+  float* router = nullptr;             // [n_tokens, n_expert] router logits
+  int32_t* expert_ids = nullptr;       // [n_tokens, n_expert_used]
+  float* expert_w = nullptr;           // [n_tokens, n_expert_used]
+  float* shexp_gate = nullptr;         // [n_tokens] shared-expert gate logits
+  const int32_t* pos = nullptr;        // [n_tokens]
+  const int32_t* token_seq = nullptr;  // [n_tokens] row of block_tables
+  const int32_t* block_tables = nullptr;  // [n_seqs, max_blocks]
+  int64_t max_blocks = 0;
+  const int32_t* slots = nullptr;  // [n_tokens]
+};
+
+struct LayerContext {
+  Backend& be;
+  const Model& model;
+  KvCache& kv;
+  StepBuffers& buf;
+  int64_t n_tokens = 0;
+  int64_t layer = 0;
+
+  const ModelConfig& cfg() const { return model.config(); }
+  const Weight& w(TensorRole r) const { return model.layer(layer, r); }
+};
+
+// x += attn_output(attention(rope(q), rope(k), v)) of rms_norm(x); optional q/k/v biases and
+// per-head q/k norms as the config says. Writes this step's K/V into the cache.
+void attention_block(LayerContext& c);
+// x += down(silu(gate(xn)) * up(xn)), xn = rms_norm(x, ffn_norm).
+void dense_ffn_block(LayerContext& c);
+// x += sum over the routed experts (softmax router, top-k), plus the shared expert scaled by
+// sigmoid(gate_inp_shexp . xn) when the config has one.
+void moe_ffn_block(LayerContext& c);
+
+// y = w x for a 2-D weight (n_out = shape[1] rows of shape[0]).
+void linear(Backend& be, const Weight& w, const float* x, int64_t n_tokens, float* y,
+            bool accumulate = false);
+
+}  // namespace arc

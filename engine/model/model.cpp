@@ -1,0 +1,125 @@
+// Loading: config, tensor validation against the family table, weights mapped in place.
+#include "arc/model.h"
+
+#include <sstream>
+
+#include "arc/kernels/quant.h"
+#include "arc/log.h"
+
+namespace arc {
+namespace {
+
+std::string shape_str(const std::vector<int64_t>& s) {
+  std::ostringstream o;
+  o << "[";
+  for (size_t i = 0; i < s.size(); ++i) o << (i ? ", " : "") << s[i];
+  o << "]";
+  return o.str();
+}
+
+Status check_tensor(const gguf::File& file, const TensorRef& ref) {
+  const gguf::TensorInfo* t = file.find_tensor(ref.name);
+  if (t == nullptr) {
+    return not_found("tensor '" + ref.name + "' is missing (expected shape " +
+                     shape_str(ref.shape) + ")");
+  }
+  if (t->shape != ref.shape) {
+    return invalid_argument("tensor '" + ref.name + "' has shape " + shape_str(t->shape) +
+                            ", expected " + shape_str(ref.shape));
+  }
+  if (ref.spec->n_dims == 1) {
+    if (t->type != DType::F32) {
+      return unimplemented("tensor '" + ref.name + "' is " + std::string(dtype_name(t->type)) +
+                           "; norms and biases must be F32");
+    }
+  } else if (!kernels::can_dequantize(t->type)) {
+    return unimplemented("tensor '" + ref.name + "' has type " + std::string(dtype_name(t->type)) +
+                         ", which the kernels do not support");
+  }
+  if (!dtype_row_bytes(t->type, static_cast<uint64_t>(t->shape[0]))) {
+    return invalid_argument("tensor '" + ref.name + "': row length " + std::to_string(t->shape[0]) +
+                            " is not a multiple of the " + std::string(dtype_name(t->type)) +
+                            " block size");
+  }
+  return ok_status();
+}
+
+}  // namespace
+
+Status validate_tensors(const gguf::File& file, const ModelConfig& cfg) {
+  Status first;
+  for_each_tensor(cfg, [&](const TensorRef& ref) {
+    if (!first.ok()) return;
+    first = check_tensor(file, ref);
+  });
+  return first;
+}
+
+Result<std::unique_ptr<Model>> Model::load(const std::string& path, Backend& backend) {
+  Result<gguf::File> file = gguf::File::open(path);
+  if (!file.ok()) return file.status();
+  return from_file(std::move(file).value(), backend);
+}
+
+Result<std::unique_ptr<Model>> Model::from_file(gguf::File file, Backend& backend) {
+  std::unique_ptr<Model> m(new Model(std::move(file)));
+  const std::string path = m->file_.path();
+  Result<ModelConfig> cfg = config_from_gguf(m->file_);
+  if (!cfg.ok()) return cfg.status().with_context(path);
+  m->cfg_ = *cfg;
+  if (Status s = validate_tensors(m->file_, m->cfg_); !s.ok()) return s.with_context(path);
+
+  m->layers_.resize(static_cast<size_t>(m->cfg_.n_layer));
+  Status first;
+  for_each_tensor(m->cfg_, [&](const TensorRef& ref) {
+    if (!first.ok()) return;
+    const gguf::TensorInfo* t = m->file_.find_tensor(ref.name);
+    Weight w;
+    w.type = t->type;
+    w.shape = t->shape;
+    w.row_bytes = *dtype_row_bytes(t->type, static_cast<uint64_t>(t->shape[0]));
+    w.slice_bytes = w.row_bytes * static_cast<size_t>(t->shape.size() > 1 ? t->shape[1] : 1);
+    w.n_bytes = t->n_bytes;
+    Result<const void*> p = backend.map_weights(m->file_.tensor_data(*t));
+    if (!p.ok()) {
+      first = p.status().with_context("mapping " + ref.name);
+      return;
+    }
+    w.data = *p;
+    m->weight_bytes_ += w.n_bytes;
+    Weights& dst = ref.layer < 0 ? m->globals_ : m->layers_[static_cast<size_t>(ref.layer)];
+    dst[static_cast<size_t>(ref.spec->role)] = std::move(w);
+  });
+  if (!first.ok()) return first.with_context(path);
+  logger("model")->info("loaded {} ({}, {} layers, {:.1f} MiB of weights)", path,
+                        family_name(m->cfg_.family), m->cfg_.n_layer,
+                        static_cast<double>(m->weight_bytes_) / (1 << 20));
+  return m;
+}
+
+const Weight& Model::output() const {
+  const Weight& o = global(TensorRole::kOutput);
+  return o.present() ? o : global(TensorRole::kTokEmbd);
+}
+
+uint64_t Model::active_bytes_per_token() const {
+  uint64_t bytes = 0;
+  for (const Weight& w : globals_) {
+    if (w.present() && &w != &global(TensorRole::kTokEmbd)) bytes += w.n_bytes;
+  }
+  if (cfg_.tied_embeddings) bytes += global(TensorRole::kTokEmbd).n_bytes;  // the output head
+  bytes += global(TensorRole::kTokEmbd).row_bytes;                          // one embedding row
+  for (const Weights& layer : layers_) {
+    for (size_t r = 0; r < layer.size(); ++r) {
+      const Weight& w = layer[r];
+      if (!w.present()) continue;
+      auto role = static_cast<TensorRole>(r);
+      bool expert = role == TensorRole::kFfnGateExps || role == TensorRole::kFfnUpExps ||
+                    role == TensorRole::kFfnDownExps;
+      bytes += expert ? w.slice_bytes * static_cast<uint64_t>(cfg_.n_expert_used) : w.n_bytes;
+    }
+  }
+  return bytes;
+}
+
+}  // namespace arc

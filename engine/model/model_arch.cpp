@@ -1,0 +1,126 @@
+// The tensor walk over a family's table.
+#include "arc/model_arch.h"
+
+#include "model/arch/families.h"
+
+namespace arc {
+
+std::string_view split_name(Split s) {
+  switch (s) {
+    case Split::kReplicated:
+      return "replicated";
+    case Split::kRowsByHead:
+      return "rows by head";
+    case Split::kColsByHead:
+      return "columns by head";
+    case Split::kRows:
+      return "rows";
+    case Split::kCols:
+      return "columns";
+    case Split::kExpertRows:
+      return "expert rows";
+    case Split::kExpertCols:
+      return "expert columns";
+    case Split::kVocab:
+      return "vocabulary";
+  }
+  return "unknown";
+}
+
+int64_t resolve_dim(const ModelConfig& c, Dim d) {
+  switch (d) {
+    case Dim::kEmbd:
+      return c.n_embd;
+    case Dim::kVocab:
+      return c.n_vocab;
+    case Dim::kQ:
+      return c.q_dim();
+    case Dim::kKv:
+      return c.kv_dim();
+    case Dim::kHeadDim:
+      return c.head_dim;
+    case Dim::kRotHalf:
+      return c.rot_dim / 2;
+    case Dim::kFf:
+      return c.n_ff;
+    case Dim::kExpert:
+      return c.n_expert;
+    case Dim::kFfExp:
+      return c.n_ff_exp;
+    case Dim::kFfShexp:
+      return c.n_ff_shexp;
+    case Dim::kOne:
+      return 1;
+  }
+  return 0;
+}
+
+namespace {
+
+bool present(const ModelConfig& c, Presence p) {
+  switch (p) {
+    case Presence::kAlways:
+      return true;
+    case Presence::kUntied:
+      return !c.tied_embeddings;
+    case Presence::kRopeFreqs:
+      return c.rope_freqs;
+    case Presence::kQkvBias:
+      return c.qkv_bias;
+    case Presence::kQkNorm:
+      return c.qk_norm;
+    case Presence::kDenseFfn:
+      return c.ffn == FfnKind::kDense;
+    case Presence::kMoeFfn:
+      return c.is_moe();
+    case Presence::kSharedExpert:
+      return c.ffn == FfnKind::kMoeShared;
+  }
+  return false;
+}
+
+}  // namespace
+
+const FamilySpec& family_spec(Family f) {
+  return arch::family_def(f).spec;
+}
+
+void for_each_tensor(const ModelConfig& cfg, const std::function<void(const TensorRef&)>& fn) {
+  const FamilySpec& spec = family_spec(cfg.family);
+  auto make = [&](const TensorSpec& t, int layer) {
+    TensorRef r;
+    r.spec = &t;
+    r.layer = layer;
+    r.name = layer < 0 ? std::string(t.name)
+                       : "blk." + std::to_string(layer) + "." + std::string(t.name);
+    for (int i = 0; i < t.n_dims; ++i) r.shape.push_back(resolve_dim(cfg, t.dims[i]));
+    return r;
+  };
+  for (const TensorSpec& t : spec.tensors) {
+    if (!t.per_layer && present(cfg, t.presence)) fn(make(t, -1));
+  }
+  for (int64_t l = 0; l < cfg.n_layer; ++l) {
+    for (const TensorSpec& t : spec.tensors) {
+      if (t.per_layer && present(cfg, t.presence)) fn(make(t, static_cast<int>(l)));
+    }
+  }
+}
+
+namespace arch {
+
+const FamilyDef& family_def(Family f) {
+  switch (f) {
+    case Family::kLlama:
+      return llama_family();
+    case Family::kQwen3:
+      return qwen3_family();
+    case Family::kQwen2Moe:
+      return qwen2moe_family();
+    case Family::kQwen3Moe:
+      return qwen3moe_family();
+  }
+  return llama_family();
+}
+
+}  // namespace arch
+}  // namespace arc

@@ -1,0 +1,149 @@
+// Model config from GGUF metadata: the keys every family shares, then the family's own.
+#include "arc/model_config.h"
+
+#include <cmath>
+#include <string>
+
+#include "arc/gguf.h"
+#include "model/arch/families.h"
+
+namespace arc {
+
+std::string_view family_name(Family f) {
+  switch (f) {
+    case Family::kLlama:
+      return "llama";
+    case Family::kQwen3:
+      return "qwen3";
+    case Family::kQwen2Moe:
+      return "qwen2moe";
+    case Family::kQwen3Moe:
+      return "qwen3moe";
+  }
+  return "unknown";
+}
+
+std::optional<Family> family_from_name(std::string_view arch) {
+  for (Family f : {Family::kLlama, Family::kQwen3, Family::kQwen2Moe, Family::kQwen3Moe}) {
+    if (family_name(f) == arch) return f;
+  }
+  return std::nullopt;
+}
+
+Status ModelConfig::validate() const {
+  auto bad = [](const std::string& m) { return invalid_argument("model config: " + m); };
+  if (n_layer <= 0 || n_layer > 4096) return bad("block_count must be in [1, 4096]");
+  if (n_embd <= 0) return bad("embedding_length must be positive");
+  if (n_vocab <= 0) return bad("vocabulary size must be positive");
+  if (n_head <= 0 || n_kv_head <= 0) return bad("head counts must be positive");
+  if (n_head % n_kv_head != 0) {
+    return bad("head_count " + std::to_string(n_head) + " is not a multiple of head_count_kv " +
+               std::to_string(n_kv_head));
+  }
+  if (head_dim <= 0 || head_dim % 2 != 0) return bad("key_length must be positive and even");
+  if (rot_dim <= 0 || rot_dim > head_dim || rot_dim % 2 != 0) {
+    return bad("rope.dimension_count must be even and at most the head dim");
+  }
+  if (ffn == FfnKind::kDense && n_ff <= 0) return bad("feed_forward_length must be positive");
+  if (is_moe()) {
+    if (n_expert <= 0 || n_expert_used <= 0 || n_expert_used > n_expert) {
+      return bad("expert_used_count must be in [1, expert_count]");
+    }
+    if (n_ff_exp <= 0) return bad("expert feed_forward_length must be positive");
+  }
+  if (ffn == FfnKind::kMoeShared && n_ff_shexp <= 0) {
+    return bad("expert_shared_feed_forward_length must be positive");
+  }
+  if (!(rms_eps > 0.0f) || !std::isfinite(rms_eps)) return bad("rms epsilon must be positive");
+  if (!(rope_theta > 0.0f) || !std::isfinite(rope_theta)) return bad("rope.freq_base invalid");
+  return ok_status();
+}
+
+namespace arch {
+
+Status read_int(const gguf::File& f, std::string_view arch, std::string_view suffix, bool required,
+                int64_t& out) {
+  std::string key = std::string(arch) + "." + std::string(suffix);
+  const gguf::Value* v = f.find(key);
+  if (v == nullptr) {
+    if (required) return invalid_argument("missing metadata key '" + key + "'");
+    return ok_status();
+  }
+  auto i = v->as_int();
+  if (!i || *i < 0)
+    return invalid_argument("metadata key '" + key + "' must be a non-negative integer");
+  out = *i;
+  return ok_status();
+}
+
+bool file_has_tensor(const gguf::File& f, std::string_view name) {
+  return f.find_tensor(name) != nullptr;
+}
+
+}  // namespace arch
+
+namespace {
+
+Status read_float(const gguf::File& f, const std::string& key, float& out) {
+  const gguf::Value* v = f.find(key);
+  if (v == nullptr) return ok_status();
+  auto x = v->as_float();
+  if (!x) return invalid_argument("metadata key '" + key + "' must be a number");
+  out = static_cast<float>(*x);
+  return ok_status();
+}
+
+}  // namespace
+
+Result<ModelConfig> config_from_gguf(const gguf::File& file) {
+  const std::string arch = file.architecture();
+  if (arch.empty()) return invalid_argument("model file has no general.architecture");
+  std::optional<Family> fam = family_from_name(arch);
+  if (!fam) {
+    return unimplemented("unsupported model architecture '" + arch +
+                         "' (supported: llama, qwen3, qwen2moe, qwen3moe)");
+  }
+  ModelConfig cfg;
+  cfg.family = *fam;
+  using arch::read_int;
+  ARC_RETURN_IF_ERROR(read_int(file, arch, "block_count", true, cfg.n_layer));
+  ARC_RETURN_IF_ERROR(read_int(file, arch, "embedding_length", true, cfg.n_embd));
+  ARC_RETURN_IF_ERROR(read_int(file, arch, "attention.head_count", true, cfg.n_head));
+  cfg.n_kv_head = cfg.n_head;
+  ARC_RETURN_IF_ERROR(read_int(file, arch, "attention.head_count_kv", false, cfg.n_kv_head));
+  cfg.head_dim = cfg.n_head > 0 ? cfg.n_embd / cfg.n_head : 0;
+  ARC_RETURN_IF_ERROR(read_int(file, arch, "attention.key_length", false, cfg.head_dim));
+  int64_t v_len = cfg.head_dim;
+  ARC_RETURN_IF_ERROR(read_int(file, arch, "attention.value_length", false, v_len));
+  if (v_len != cfg.head_dim) {
+    return unimplemented("attention.value_length " + std::to_string(v_len) +
+                         " differs from key_length " + std::to_string(cfg.head_dim));
+  }
+  ARC_RETURN_IF_ERROR(read_int(file, arch, "context_length", false, cfg.n_ctx_train));
+  cfg.rot_dim = cfg.head_dim;
+  ARC_RETURN_IF_ERROR(read_int(file, arch, "rope.dimension_count", false, cfg.rot_dim));
+  ARC_RETURN_IF_ERROR(read_float(file, arch + ".attention.layer_norm_rms_epsilon", cfg.rms_eps));
+  ARC_RETURN_IF_ERROR(read_float(file, arch + ".rope.freq_base", cfg.rope_theta));
+  if (auto t = file.get_string(arch + ".rope.scaling.type"); t && *t == "linear") {
+    float factor = 1.0f;
+    ARC_RETURN_IF_ERROR(read_float(file, arch + ".rope.scaling.factor", factor));
+    if (factor > 0.0f) cfg.rope_freq_scale = 1.0f / factor;
+  }
+  // The vocabulary size is the embedding's row count (vocab_size is optional in GGUF).
+  if (const gguf::TensorInfo* t = file.find_tensor("token_embd.weight");
+      t != nullptr && t->shape.size() == 2) {
+    cfg.n_vocab = t->shape[1];
+  } else {
+    return invalid_argument("model file has no 2-D tensor 'token_embd.weight'");
+  }
+  cfg.tied_embeddings = file.find_tensor("output.weight") == nullptr;
+  cfg.rope_freqs = file.find_tensor("rope_freqs.weight") != nullptr;
+
+  const arch::FamilyDef& def = arch::family_def(*fam);
+  ARC_RETURN_IF_ERROR(def.read_config(file, cfg));
+  Status s = cfg.validate();
+  if (!s.ok()) return s.with_context(file.path());
+  return cfg;
+}
+
+}  // namespace arc

@@ -1,0 +1,47 @@
+// Test-model generator: a GGUF of any supported family with chosen sizes, fixed-seed random
+// weights and weight formats, and either a real vocabulary (from the shared tokenizer fixtures)
+// or a tiny synthetic byte-level one.
+//
+// Weights are scaled so greedy decoding has clear top-1 margins (plain N(0, 0.02) weights give
+// nearly flat logits): projections keep unit variance (std 1/sqrt(n_in)), embeddings and the
+// output head give logits of std ~4, and the router gives expert scores of std ~3.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "arc/model_config.h"
+#include "arc/status.h"
+
+namespace arc {
+
+struct TestModelOptions {
+  Family family = Family::kQwen3Moe;
+  int64_t n_layer = 2;
+  int64_t n_embd = 64;
+  int64_t n_head = 4;
+  int64_t n_kv_head = 2;
+  int64_t head_dim = 16;
+  int64_t n_ff = 128;    // dense FFN (llama dense, qwen3)
+  int64_t n_expert = 0;  // 0: the family's default (8 for MoE families, 0 for dense)
+  int64_t n_expert_used = 2;
+  int64_t n_ff_exp = 32;
+  int64_t n_ff_shexp = 64;  // qwen2moe shared expert
+  int64_t n_vocab = 0;      // synthetic vocab only: 0 picks 256 bytes + 3 specials
+  int64_t n_ctx = 4096;
+  // F32, F16, Q8_0, Q4_K, Q6_K ... (any type the quantizers support), or the mixes Q4_K_M /
+  // Q5_K_M (Q6_K for output, attn_v and ffn_down on some layers, like llama.cpp's).
+  std::string type = "F32";
+  bool tied_embeddings = true;
+  std::string tokenizer_fixture;  // qwen3, llama3, deepseek_v3, gptoss: real vocabulary
+  std::string fixtures_dir;       // folder holding tokenizers/<name>/tokenizer.json
+  uint64_t seed = 1;
+};
+
+// Writes the model to `path`.
+Status write_test_model(const TestModelOptions& opt, const std::string& path);
+// The same file in memory.
+Result<std::vector<uint8_t>> build_test_model(const TestModelOptions& opt);
+
+}  // namespace arc

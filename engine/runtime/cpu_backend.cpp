@@ -1,0 +1,133 @@
+// The CPU backend: memory is host memory, weights are read in place from the mapping, ops run
+// on the calling thread with a thread pool as soon as they are enqueued.
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <new>
+
+#include "arc/backend.h"
+#include "arc/thread_pool.h"
+
+namespace arc {
+namespace {
+
+class HostBuffer final : public DeviceBuffer {
+ public:
+  explicit HostBuffer(size_t bytes) : size_(bytes) {
+    // 64-byte alignment for SIMD loads; calloc semantics (zeroed).
+    const size_t rounded = (bytes + 63) / 64 * 64;
+    data_ = std::aligned_alloc(64, rounded == 0 ? 64 : rounded);
+    if (data_ != nullptr) std::memset(data_, 0, rounded == 0 ? 64 : rounded);
+  }
+  ~HostBuffer() override { std::free(data_); }
+  void* data() override { return data_; }
+  size_t size() const override { return size_; }
+  bool ok() const { return data_ != nullptr; }
+
+ private:
+  void* data_ = nullptr;
+  size_t size_;
+};
+
+class CpuBackend final : public Backend {
+ public:
+  explicit CpuBackend(int n_threads) : pool_(n_threads) {}
+
+  std::string_view name() const override { return "cpu"; }
+  int num_threads() const override { return pool_.num_threads(); }
+
+  Result<std::unique_ptr<DeviceBuffer>> alloc(size_t bytes) override {
+    auto b = std::make_unique<HostBuffer>(bytes);
+    if (!b->ok()) {
+      return resource_exhausted("cannot allocate " + std::to_string(bytes) + " bytes");
+    }
+    return std::unique_ptr<DeviceBuffer>(std::move(b));
+  }
+  Result<const void*> map_weights(std::span<const uint8_t> host) override {
+    return static_cast<const void*>(host.data());
+  }
+  void upload(void* dst, const void* src, size_t bytes) override {
+    if (bytes) std::memcpy(dst, src, bytes);
+  }
+  void download(void* dst, const void* src, size_t bytes) override {
+    if (bytes) std::memcpy(dst, src, bytes);
+  }
+  Status sync() override {
+    Status s = error_;
+    error_ = ok_status();
+    return s;
+  }
+
+  void matmul(const kernels::MatmulArgs& a) override {
+    if (!kernels::matmul(a, &pool_)) {
+      fail("matmul: unsupported weight type " + std::string(dtype_name(a.w_type)));
+    }
+  }
+  void rms_norm(const float* x, const float* w, float* y, int64_t n_rows, int64_t d,
+                float eps) override {
+    kernels::parallel_for(&pool_, n_rows, 16, [&](int64_t b, int64_t e) {
+      kernels::rms_norm(x + b * d, w, y + b * d, e - b, d, eps);
+    });
+  }
+  void rope(const kernels::RopeArgs& a) override {
+    kernels::parallel_for(&pool_, a.n_tokens, 8, [&](int64_t b, int64_t e) {
+      kernels::RopeArgs part = a;
+      part.x = a.x + b * a.n_heads * a.head_dim;
+      part.pos = a.pos + b;
+      part.n_tokens = e - b;
+      kernels::rope(part);
+    });
+  }
+  void add(const float* a, const float* b, float* y, int64_t n) override {
+    kernels::add(a, b, y, n);
+  }
+  void add_bias(float* x, const float* bias, int64_t n_rows, int64_t d) override {
+    for (int64_t r = 0; r < n_rows; ++r) kernels::add(x + r * d, bias, x + r * d, d);
+  }
+  void swiglu(const float* gate, const float* up, float* y, int64_t n) override {
+    kernels::parallel_for(&pool_, n, 4096, [&](int64_t b, int64_t e) {
+      kernels::swiglu(gate + b, up + b, y + b, e - b);
+    });
+  }
+  void add_sigmoid_gated(float* y, const float* s, const float* g, int64_t n_rows,
+                         int64_t d) override {
+    for (int64_t r = 0; r < n_rows; ++r) {
+      const float gate = 1.0f / (1.0f + std::exp(-g[r]));
+      for (int64_t i = 0; i < d; ++i) y[r * d + i] += gate * s[r * d + i];
+    }
+  }
+  void get_rows(DType t, const void* table, int64_t n_rows, int64_t d, const int32_t* ids,
+                int64_t n_ids, float* out) override {
+    if (!kernels::get_rows(t, table, n_rows, d, ids, n_ids, out)) {
+      fail("get_rows: token id out of range or unsupported embedding type");
+    }
+  }
+  void gather(const float* x, const int32_t* rows, int64_t n, int64_t d, float* out) override {
+    for (int64_t j = 0; j < n; ++j) {
+      std::memcpy(out + j * d, x + static_cast<int64_t>(rows[j]) * d, sizeof(float) * d);
+    }
+  }
+  void kv_store(const kernels::KvStoreArgs& a) override { kernels::kv_store(a); }
+  void paged_attention(const kernels::PagedAttentionArgs& a) override {
+    kernels::paged_attention(a, &pool_);
+  }
+  void moe_route(const kernels::RouterArgs& a) override { kernels::moe_route(a); }
+  void moe_ffn(const kernels::MoeFfnArgs& a) override {
+    if (!kernels::moe_ffn(a, &pool_)) fail("moe_ffn: unsupported expert weight type");
+  }
+
+ private:
+  void fail(std::string m) {
+    if (error_.ok()) error_ = internal_error(std::move(m));
+  }
+  ThreadPool pool_;
+  Status error_;
+};
+
+}  // namespace
+
+std::unique_ptr<Backend> make_cpu_backend(int n_threads) {
+  return std::make_unique<CpuBackend>(n_threads);
+}
+
+}  // namespace arc

@@ -1,0 +1,347 @@
+// EngineService: load/unload with the memory guard, status, metrics and the event stream.
+// Request preparation and the text pipeline live in request_pipeline.cpp.
+#include "arc/engine_service.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "arc/gguf_summary.h"
+#include "arc/log.h"
+#include "sched/engine_service_impl.h"
+
+namespace arc {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace {
+
+uint64_t meminfo_kib(const char* key) {
+  std::ifstream in("/proc/meminfo");
+  std::string line;
+  const size_t n = std::strlen(key);
+  while (std::getline(in, line)) {
+    if (line.compare(0, n, key) == 0 && line.size() > n && line[n] == ':') {
+      return std::stoull(line.substr(n + 1));
+    }
+  }
+  return 0;
+}
+
+uint64_t process_rss_bytes() {
+  std::ifstream in("/proc/self/statm");
+  uint64_t size = 0, resident = 0;
+  in >> size >> resident;
+  return resident * static_cast<uint64_t>(sysconf(_SC_PAGESIZE));
+}
+
+std::string gib(double bytes) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.2f GiB", bytes / (1024.0 * 1024.0 * 1024.0));
+  return buf;
+}
+
+}  // namespace
+
+uint64_t available_memory_bytes() { return meminfo_kib("MemAvailable") * 1024; }
+uint64_t total_memory_bytes() { return meminfo_kib("MemTotal") * 1024; }
+
+EngineService::EngineService(EngineOptions options) : impl_(std::make_unique<Impl>()) {
+  impl_->opt = std::move(options);
+  Impl& m = *impl_;
+  m.metrics.add_counter("arclight_requests_total", "Requests finished, by finish reason");
+  m.metrics.add_counter("arclight_prompt_tokens_total", "Prompt tokens of finished requests");
+  m.metrics.add_counter("arclight_generation_tokens_total", "Tokens generated");
+  m.metrics.add_counter("arclight_prefix_cache_queries_total",
+                        "Prompt tokens looked up in the prefix cache");
+  m.metrics.add_counter("arclight_prefix_cache_hits_total",
+                        "Prompt tokens whose K/V came from the prefix cache");
+  m.metrics.add_histogram("arclight_time_to_first_token_seconds",
+                          "Time from arrival to the first generated token",
+                          latency_buckets_seconds());
+  m.metrics.add_histogram("arclight_inter_token_latency_seconds",
+                          "Time between consecutive streamed tokens", latency_buckets_seconds());
+  m.metrics.add_histogram("arclight_e2e_request_latency_seconds",
+                          "Time from arrival to the last token", latency_buckets_seconds());
+  m.metrics.add_histogram("arclight_request_queue_time_seconds",
+                          "Time from arrival to the first scheduled step",
+                          latency_buckets_seconds());
+  m.metrics.add_gauge("arclight_requests_running", "Sequences in the running batch");
+  m.metrics.add_gauge("arclight_requests_waiting", "Requests waiting for admission");
+  m.metrics.add_gauge("arclight_kv_blocks_capacity", "KV cache blocks in the pool");
+  m.metrics.add_gauge("arclight_kv_blocks_used", "KV cache blocks held by sequences");
+  m.metrics.add_gauge("arclight_kv_cache_usage_ratio", "Fraction of KV blocks held by sequences");
+  m.metrics.add_gauge("arclight_memory_used_bytes", "Resident memory of the engine, per rank");
+  m.metrics.add_gauge("arclight_memory_available_bytes", "Memory the OS reports available, per rank");
+  m.stats_thread = std::thread([this] { impl_->stats_loop(); });
+}
+
+EngineService::~EngineService() {
+  {
+    std::lock_guard<std::mutex> lock(impl_->mu);
+    impl_->stopping = true;
+  }
+  impl_->cv.notify_all();
+  if (impl_->stats_thread.joinable()) impl_->stats_thread.join();
+  if (impl_->load_thread.joinable()) impl_->load_thread.join();
+  (void)unload();
+}
+
+void EngineService::Impl::emit(const std::string& type, json data) {
+  EngineEventSink sink;
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    sink = event_sink;
+  }
+  if (sink) sink({type, std::move(data)});
+}
+
+std::shared_ptr<LoadedModel> EngineService::Impl::current() const {
+  std::lock_guard<std::mutex> lock(mu);
+  return loaded;
+}
+
+EngineState EngineService::state() const {
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  return impl_->state;
+}
+
+std::optional<ModelInfo> EngineService::model() const {
+  auto l = impl_->current();
+  if (!l) return std::nullopt;
+  return l->info;
+}
+
+void EngineService::set_event_sink(EngineEventSink sink) {
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  impl_->event_sink = std::move(sink);
+}
+
+Status EngineService::load(const json& options) {
+  if (!options.contains("model") || !options["model"].is_string() ||
+      options["model"].get<std::string>().empty()) {
+    return invalid_argument("'model' must be the path of a GGUF file");
+  }
+  {
+    std::lock_guard<std::mutex> lock(impl_->mu);
+    if (impl_->state == EngineState::kLoading) {
+      return failed_precondition("a model is already loading; wait for it to finish");
+    }
+    impl_->state = EngineState::kLoading;
+  }
+  if (impl_->load_thread.joinable()) impl_->load_thread.join();
+  impl_->load_thread = std::thread([this, options] { (void)load_now(options); });
+  return ok_status();
+}
+
+Status EngineService::load_now(const json& options) {
+  Impl& m = *impl_;
+  const std::string path = options.value("model", "");
+  {
+    std::lock_guard<std::mutex> lock(m.mu);
+    m.state = EngineState::kLoading;
+    m.error.clear();
+  }
+  (void)unload_model(m);
+  m.emit("state", {{"state", "loading"}, {"model", path}});
+  auto fail = [&](const Status& s) {
+    logger("engine")->error("load failed: {}", s.to_string());
+    {
+      std::lock_guard<std::mutex> lock(m.mu);
+      m.state = EngineState::kError;
+      m.error = s.message();
+    }
+    m.emit("load_error", {{"model", path}, {"message", s.message()}});
+    return s;
+  };
+  int64_t ctx_size = m.opt.ctx_size;
+  if (options.contains("ctx_size")) {
+    if (!options["ctx_size"].is_number_integer() || options["ctx_size"].get<int64_t>() < 16) {
+      return fail(invalid_argument("'ctx_size' must be an integer of at least 16"));
+    }
+    ctx_size = options["ctx_size"].get<int64_t>();
+  }
+  auto loaded = load_model(m, path, ctx_size);
+  if (!loaded.ok()) return fail(loaded.status().with_context("cannot load " + path));
+  {
+    std::lock_guard<std::mutex> lock(m.mu);
+    m.loaded = *loaded;
+    m.state = EngineState::kReady;
+  }
+  const auto& l = **loaded;
+  logger("engine")->info("loaded {} ({}, {} of weights, KV pool {} tokens)", path,
+                         l.info.architecture, gib(static_cast<double>(l.weight_bytes)),
+                         l.kv_tokens);
+  m.emit("load_done", {{"model", l.info.id},
+                       {"path", path},
+                       {"weight_bytes", l.weight_bytes},
+                       {"kv_bytes", l.kv_bytes},
+                       {"kv_tokens", l.kv_tokens},
+                       {"context_length", l.info.context_length}});
+  return ok_status();
+}
+
+Status EngineService::unload() {
+  Impl& m = *impl_;
+  {
+    std::lock_guard<std::mutex> lock(m.mu);
+    if (m.state == EngineState::kLoading && m.loaded == nullptr) {
+      return failed_precondition("a model is loading; unload it when loading has finished");
+    }
+  }
+  bool had = unload_model(m);
+  {
+    std::lock_guard<std::mutex> lock(m.mu);
+    if (m.state != EngineState::kLoading) m.state = EngineState::kIdle;
+  }
+  if (had) m.emit("unloaded", json::object());
+  return ok_status();
+}
+
+json EngineService::status() const {
+  Impl& m = *impl_;
+  auto l = m.current();
+  json j;
+  {
+    std::lock_guard<std::mutex> lock(m.mu);
+    j["state"] = std::string(engine_state_name(m.state));
+    if (!m.error.empty()) j["error"] = m.error;
+  }
+  j["version"] = m.opt.version;
+  j["ranks"] = 1;
+  j["backend"] = "cpu";
+  j["settings"] = {{"ctx_size", m.opt.ctx_size},
+                   {"max_batch_tokens", m.opt.max_batch_tokens},
+                   {"max_parallel", m.opt.max_parallel},
+                   {"kv_block_size", m.opt.kv_block_size},
+                   {"kv_type", std::string(dtype_name(m.opt.kv_type))},
+                   {"reserve_gib", m.opt.reserve_gib},
+                   {"model_dirs", m.opt.model_dirs}};
+  j["memory"] = json::array({{{"rank", 0},
+                              {"used_bytes", process_rss_bytes()},
+                              {"available_bytes", available_memory_bytes()},
+                              {"total_bytes", total_memory_bytes()}}});
+  if (l) {
+    j["model"] = {{"id", l->info.id},
+                  {"path", l->info.path},
+                  {"architecture", l->info.architecture},
+                  {"context_length", l->info.context_length},
+                  {"weight_bytes", l->weight_bytes},
+                  {"vision", l->info.vision},
+                  {"tools", l->info.tools}};
+    SchedulerStats s = l->stats();
+    j["kv"] = {{"blocks_total", s.kv_blocks_total},
+               {"blocks_used", s.kv_blocks_used},
+               {"blocks_cached", s.kv_blocks_cached},
+               {"block_size", m.opt.kv_block_size},
+               {"bytes", l->kv_bytes},
+               {"tokens", l->kv_tokens}};
+    j["requests"] = {{"running", s.running}, {"waiting", s.waiting}};
+  } else {
+    j["model"] = nullptr;
+  }
+  return j;
+}
+
+json EngineService::local_models() const {
+  json out = json::array();
+  auto l = impl_->current();
+  for (const auto& dir : impl_->opt.model_dirs) {
+    std::error_code ec;
+    if (!fs::is_directory(dir, ec)) continue;
+    for (fs::recursive_directory_iterator it(dir, fs::directory_options::skip_permission_denied, ec), end;
+         it != end; it.increment(ec)) {
+      if (ec) break;
+      if (it.depth() > 2) it.disable_recursion_pending();
+      if (!it->is_regular_file(ec) || it->path().extension() != ".gguf") continue;
+      const std::string name = it->path().filename().string();
+      // Later parts of a split model open with their first part.
+      if (name.find("-of-") != std::string::npos && name.find("-00001-of-") == std::string::npos) continue;
+      json entry = {{"path", it->path().string()},
+                    {"name", it->path().stem().string()},
+                    {"file_bytes", it->is_regular_file(ec) ? it->file_size(ec) : 0},
+                    {"loaded", l && l->info.path == it->path().string()}};
+      auto file = gguf::File::open(it->path().string());
+      if (file.ok()) {
+        entry["summary"] = gguf::to_json(gguf::summarize(*file));
+        entry["mmproj"] = name.rfind("mmproj", 0) == 0;
+      } else {
+        entry["error"] = file.status().message();
+      }
+      out.push_back(std::move(entry));
+    }
+  }
+  return out;
+}
+
+Result<json> EngineService::fit(const json&) const {
+  return unimplemented("the fit calculator is not built into this engine yet; use `arclight-engine fit`");
+}
+
+std::string EngineService::metrics_text() const {
+  impl_->refresh_gauges();
+  return impl_->metrics.render();
+}
+
+void EngineService::Impl::refresh_gauges() {
+  auto l = current();
+  SchedulerStats s = l ? l->stats() : SchedulerStats{};
+  metrics.set("arclight_requests_running", s.running);
+  metrics.set("arclight_requests_waiting", s.waiting);
+  metrics.set("arclight_kv_blocks_capacity", s.kv_blocks_total);
+  metrics.set("arclight_kv_blocks_used", s.kv_blocks_used);
+  metrics.set("arclight_kv_cache_usage_ratio",
+              s.kv_blocks_total ? static_cast<double>(s.kv_blocks_used) / s.kv_blocks_total : 0.0);
+  metrics.set("arclight_memory_used_bytes", static_cast<double>(process_rss_bytes()), {{"rank", "0"}});
+  metrics.set("arclight_memory_available_bytes", static_cast<double>(available_memory_bytes()),
+              {{"rank", "0"}});
+}
+
+void EngineService::Impl::stats_loop() {
+  uint64_t last_generated = 0, last_prompt = 0;
+  auto last = Clock::now();
+  for (;;) {
+    {
+      std::unique_lock<std::mutex> lock(mu);
+      if (cv.wait_for(lock, std::chrono::seconds(1), [&] { return stopping; })) return;
+    }
+    auto l = current();
+    SchedulerStats s = l ? l->stats() : SchedulerStats{};
+    auto now = Clock::now();
+    double dt = std::chrono::duration<double>(now - last).count();
+    last = now;
+    uint64_t computed_prompt = s.prompt_tokens - s.prefix_hit_tokens;
+    double decode_tps = dt > 0 && s.generated_tokens >= last_generated
+                            ? (s.generated_tokens - last_generated) / dt : 0.0;
+    double prefill_tps = dt > 0 && computed_prompt >= last_prompt ? (computed_prompt - last_prompt) / dt : 0.0;
+    last_generated = s.generated_tokens;
+    last_prompt = computed_prompt;
+    EngineState st;
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      st = state;
+    }
+    emit("stats", {{"state", std::string(engine_state_name(st))},
+                   {"running", s.running},
+                   {"waiting", s.waiting},
+                   {"kv_blocks_total", s.kv_blocks_total},
+                   {"kv_blocks_used", s.kv_blocks_used},
+                   {"kv_blocks_cached", s.kv_blocks_cached},
+                   {"prefix_hit_rate", s.prompt_tokens ? static_cast<double>(s.prefix_hit_tokens) / s.prompt_tokens : 0.0},
+                   {"decode_tokens_per_s", decode_tps},
+                   {"prefill_tokens_per_s", prefill_tps},
+                   {"generated_tokens_total", s.generated_tokens},
+                   {"memory",
+                    json::array({{{"rank", 0},
+                                  {"used_bytes", process_rss_bytes()},
+                                  {"available_bytes", available_memory_bytes()},
+                                  {"total_bytes", total_memory_bytes()}}})}});
+  }
+}
+
+}  // namespace arc

@@ -1,0 +1,174 @@
+// Loading a model for serving: the memory guard first (refuse with the numbers before any
+// allocation), then weights (mapped in place and read ahead with progress events), tokenizer,
+// chat template, a KV pool sized from what memory is left, and the scheduler.
+#include <algorithm>
+#include <filesystem>
+
+#include "arc/log.h"
+#include "sched/engine_service_impl.h"
+
+namespace arc {
+
+using nlohmann::json;
+
+namespace {
+
+std::string gib(double bytes) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.2f GiB", bytes / (1024.0 * 1024.0 * 1024.0));
+  return buf;
+}
+
+// Tokens that end a turn in the families we run, when the vocabulary has them.
+std::vector<int32_t> end_of_turn_tokens(const Tokenizer& tok, const gguf::File& file) {
+  std::vector<int32_t> ids;
+  auto add = [&](std::optional<int64_t> id) {
+    if (id && *id >= 0 && *id < static_cast<int64_t>(tok.vocab_size()) &&
+        std::find(ids.begin(), ids.end(), static_cast<int32_t>(*id)) == ids.end()) {
+      ids.push_back(static_cast<int32_t>(*id));
+    }
+  };
+  if (auto e = tok.eos_id()) add(*e);
+  add(file.get_int("tokenizer.ggml.eot_token_id"));
+  add(file.get_int("tokenizer.ggml.eom_token_id"));
+  for (const char* piece : {"<|im_end|>", "<|eot_id|>", "<|eom_id|>", "<|end_of_text|>",
+                            "<|endoftext|>", "<|return|>", "<|call|>", "<end_of_turn>",
+                            "<｜end▁of▁sentence｜>", "</s>"}) {
+    if (auto id = tok.find_token(piece)) add(*id);
+  }
+  return ids;
+}
+
+// Pre-faults the weights (the page cache fills once, here, instead of during the first
+// requests) and reports progress as load events.
+void read_ahead(EngineService::Impl& m, const gguf::File& file, const std::string& path) {
+  uint64_t total = 0;
+  for (size_t i = 0; i < file.n_files(); ++i) {
+    if (const MappedFile* f = file.mapping(static_cast<uint32_t>(i))) total += f->size();
+  }
+  uint64_t done = 0;
+  const size_t chunk = 64u << 20;
+  auto last_emit = Clock::now();
+  volatile uint8_t sink = 0;
+  for (size_t i = 0; i < file.n_files(); ++i) {
+    const MappedFile* f = file.mapping(static_cast<uint32_t>(i));
+    if (f == nullptr) continue;
+    for (size_t off = 0; off < f->size(); off += chunk) {
+      const size_t len = std::min(chunk, f->size() - off);
+      f->advise_willneed(off, len);
+      for (size_t p = 0; p < len; p += 4096) sink = sink + f->data()[off + p];
+      done += len;
+      if (Clock::now() - last_emit > std::chrono::milliseconds(200) || done == total) {
+        last_emit = Clock::now();
+        m.emit("load_progress", {{"model", path}, {"rank", 0}, {"bytes_done", done}, {"bytes_total", total}});
+      }
+    }
+  }
+}
+
+}  // namespace
+
+bool unload_model(EngineService::Impl& m) {
+  std::shared_ptr<LoadedModel> old;
+  {
+    std::lock_guard<std::mutex> lock(m.mu);
+    old = std::move(m.loaded);
+  }
+  if (!old) return false;
+  old->shutdown();
+  return true;
+}
+
+Result<std::shared_ptr<LoadedModel>> load_model(EngineService::Impl& m, const std::string& path,
+                                                int64_t ctx_size) {
+  auto l = std::make_shared<LoadedModel>();
+  auto file = gguf::File::open(path);
+  if (!file.ok()) return file.status();
+  const uint64_t file_bytes = file->file_bytes();
+
+  // Memory guard. Weights are mapped from the file: on a unified-memory box the page cache
+  // holding them is the same memory the GPU and the OS use, so they count in full.
+  const uint64_t available = available_memory_bytes();
+  const uint64_t reserve = static_cast<uint64_t>(m.opt.reserve_gib * (1ull << 30));
+  auto cfg_probe = Model::from_file(std::move(*file), *(l->backend = make_cpu_backend(m.opt.threads)));
+  if (!cfg_probe.ok()) return cfg_probe.status();
+  l->model = std::move(*cfg_probe);
+  const ModelConfig& c = l->model->config();
+  const uint64_t kv_per_token = static_cast<uint64_t>(2 * c.n_layer * c.n_kv_head * c.head_dim) *
+                                (m.opt.kv_type == DType::F16 ? 2 : 4);
+  // Activations for one step of max_batch_tokens, and logits for up to max_parallel rows.
+  const uint64_t workspace =
+      static_cast<uint64_t>(m.opt.max_batch_tokens) *
+          static_cast<uint64_t>(std::max<int64_t>({c.n_embd, c.q_dim(), c.n_ff, c.n_ff_exp * c.n_expert_used}) * 8 * 4) +
+      static_cast<uint64_t>(std::max<int64_t>(m.opt.max_parallel, m.opt.max_batch_tokens)) *
+          static_cast<uint64_t>(c.n_vocab) * 4 + (64ull << 20);
+  const uint64_t min_kv = kv_per_token * static_cast<uint64_t>(ctx_size);
+  if (available > 0) {
+    const uint64_t need = file_bytes + workspace + min_kv + reserve;
+    if (need > available) {
+      return resource_exhausted(
+          "the model does not fit: it needs " + gib(static_cast<double>(need)) + " (weights " +
+          gib(static_cast<double>(file_bytes)) + ", KV for " + std::to_string(ctx_size) +
+          " tokens " + gib(static_cast<double>(min_kv)) + ", workspace " +
+          gib(static_cast<double>(workspace)) + ", reserve " + gib(static_cast<double>(reserve)) +
+          ") but " + gib(static_cast<double>(available)) +
+          " is available. Use a smaller quantization, a shorter --ctx-size, more boxes, or free "
+          "memory");
+    }
+  }
+  // The KV pool takes what is left, up to ctx_size for each parallel sequence.
+  uint64_t left = available > 0 ? available - file_bytes - workspace - reserve
+                                 : min_kv * static_cast<uint64_t>(m.opt.max_parallel);
+  int64_t kv_tokens = static_cast<int64_t>(std::min<uint64_t>(
+      left / std::max<uint64_t>(kv_per_token, 1), static_cast<uint64_t>(ctx_size) * m.opt.max_parallel));
+  kv_tokens = std::max(kv_tokens, ctx_size);
+  const int64_t block = m.opt.kv_block_size;
+  KvCacheOptions kvo{c.n_layer, c.n_kv_head, c.head_dim, block, (kv_tokens + block - 1) / block,
+                     m.opt.kv_type};
+  auto kv = KvCache::create(*l->backend, kvo);
+  if (!kv.ok()) return kv.status();
+  l->kv = std::move(*kv);
+  l->kv_tokens = kvo.n_blocks * block;
+  l->kv_bytes = kv_per_token * static_cast<uint64_t>(l->kv_tokens);
+  l->weight_bytes = l->model->weight_bytes();
+  l->ctx_size = ctx_size;
+
+  read_ahead(m, l->model->file(), path);
+
+  const gguf::File& f = l->model->file();
+  auto tok = Tokenizer::from_gguf(f);
+  if (!tok.ok()) return tok.status().with_context("the model's tokenizer");
+  l->tokenizer = std::move(*tok);
+  if (auto tpl_src = f.get_string("tokenizer.chat_template")) {
+    auto tpl = ChatTemplate::parse(*tpl_src);
+    if (tpl.ok()) {
+      std::string bos = l->tokenizer->bos_id() ? std::string(l->tokenizer->piece(*l->tokenizer->bos_id())) : "";
+      std::string eos = l->tokenizer->eos_id() ? std::string(l->tokenizer->piece(*l->tokenizer->eos_id())) : "";
+      l->formatter.emplace(std::move(*tpl), bos, eos);
+      l->syntax = output_syntax_for_template(*tpl_src);
+    } else {
+      logger("engine")->warn("the model's chat template does not parse ({}); chat requests "
+                             "will be refused, completions still work",
+                             tpl.status().message());
+    }
+  }
+  l->stop_tokens = end_of_turn_tokens(*l->tokenizer, f);
+
+  l->exec = std::make_unique<ForwardExecutor>(*l->model, *l->backend, *l->kv);
+  SchedulerOptions so;
+  so.ctx_size = ctx_size;
+  so.max_batch_tokens = m.opt.max_batch_tokens;
+  so.max_running = m.opt.max_parallel;
+  l->scheduler = std::make_unique<Scheduler>(*l->exec, *l->kv, c.n_vocab, so);
+
+  l->info.path = path;
+  l->info.id = f.get_string("general.name").value_or(std::filesystem::path(path).stem().string());
+  l->info.architecture = f.architecture();
+  l->info.context_length = ctx_size;
+  l->info.tools = l->formatter.has_value() && l->formatter->chat_template().source().find("tool") != std::string::npos;
+  l->info.reasoning = l->formatter.has_value() && l->formatter->chat_template().source().find("<think>") != std::string::npos;
+  l->info.vision = false;
+  return l;
+}
+
+}  // namespace arc

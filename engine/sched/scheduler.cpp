@@ -1,0 +1,378 @@
+#include "sched/scheduler.h"
+
+#include <algorithm>
+
+#include "arc/log.h"
+
+namespace arc {
+
+// ---- RequestHandle -------------------------------------------------------------------------
+
+bool RequestHandle::next(std::vector<TokenOutput>& out, std::chrono::milliseconds timeout) {
+  std::unique_lock<std::mutex> lock(mu_);
+  cv_.wait_for(lock, timeout, [&] { return !queue_.empty() || done_; });
+  bool got = !queue_.empty();
+  while (!queue_.empty()) {
+    out.push_back(std::move(queue_.front()));
+    queue_.pop_front();
+  }
+  return got || !done_;
+}
+
+RequestHandle::Timing RequestHandle::timing() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return timing_;
+}
+
+void RequestHandle::push(TokenOutput o) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (done_) return;
+    if (o.finished) {
+      done_ = true;
+      timing_.finished = Clock::now();
+    }
+    queue_.push_back(std::move(o));
+  }
+  cv_.notify_all();
+}
+
+// ---- Scheduler -------------------------------------------------------------------------------
+
+struct Scheduler::Sequence {
+  std::shared_ptr<RequestHandle> handle;
+  SequenceRequest req;
+  std::vector<int32_t> tokens;  // prompt, then generated tokens
+  int64_t n_prompt = 0;
+  int64_t n_computed = 0;       // leading positions whose K/V is written
+  int32_t kv_seq = -1;
+  int64_t generated = 0;
+  uint64_t order = 0;           // admission order: the youngest is preempted first
+  bool admitted_once = false;
+  bool done = false;
+  Sampler sampler;
+
+  explicit Sequence(SequenceRequest r) : req(std::move(r)), sampler(req.sampling) {}
+};
+
+Scheduler::Scheduler(ForwardExecutor& exec, KvCache& kv, int64_t n_vocab, SchedulerOptions options)
+    : exec_(exec), kv_(kv), n_vocab_(n_vocab), opt_(options) {
+  opt_.max_batch_tokens = std::max<int64_t>(1, opt_.max_batch_tokens);
+  opt_.max_running = std::max(1, opt_.max_running);
+  thread_ = std::thread([this] { loop(); });
+}
+
+Scheduler::~Scheduler() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stop_ = true;
+  }
+  cv_.notify_all();
+  if (thread_.joinable()) thread_.join();
+  const Status gone = unavailable("the engine is unloading the model; send the request again");
+  for (auto& s : running_) {
+    if (s && !s->done) finish(*s, "error", gone);
+  }
+  for (auto& s : waiting_) finish(*s, "error", gone);
+  std::lock_guard<std::mutex> lock(mu_);
+  for (auto& s : incoming_) finish(*s, "error", gone);
+}
+
+std::shared_ptr<RequestHandle> Scheduler::submit(SequenceRequest request) {
+  auto seq = std::make_unique<Sequence>(std::move(request));
+  seq->handle = std::make_shared<RequestHandle>();
+  seq->tokens = seq->req.prompt;
+  seq->n_prompt = static_cast<int64_t>(seq->tokens.size());
+  seq->handle->timing_.arrival = Clock::now();
+  seq->handle->timing_.prompt_tokens = seq->n_prompt;
+  auto handle = seq->handle;
+  if (seq->tokens.empty()) {
+    finish(*seq, "error", invalid_argument("the prompt is empty"));
+    return handle;
+  }
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    incoming_.push_back(std::move(seq));
+  }
+  cv_.notify_all();
+  return handle;
+}
+
+SchedulerStats Scheduler::stats() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return stats_;
+}
+
+void Scheduler::finish(Sequence& s, std::string reason, Status error) {
+  if (s.done) return;
+  s.done = true;
+  if (s.kv_seq >= 0) {
+    kv_.free_sequence(s.kv_seq);
+    s.kv_seq = -1;
+  }
+  TokenOutput o;
+  o.finished = true;
+  o.finish_reason = std::move(reason);
+  o.error = std::move(error);
+  s.handle->push(std::move(o));
+}
+
+void Scheduler::preempt(Sequence& s) {
+  // Recompute later: drop the K/V (its indexed blocks stay cached, so re-admission is cheap).
+  if (s.kv_seq >= 0) kv_.free_sequence(s.kv_seq);
+  s.kv_seq = -1;
+  s.n_computed = 0;
+  {
+    std::lock_guard<std::mutex> lock(s.handle->mu_);
+    s.handle->timing_.preemptions++;
+  }
+  std::lock_guard<std::mutex> lock(mu_);
+  stats_.preemptions++;
+}
+
+void Scheduler::loop() {
+  for (;;) {
+    bool busy = step();
+    std::unique_lock<std::mutex> lock(mu_);
+    if (stop_) return;
+    if (!busy) {
+      // Idle: wake on a new request, or poll for cancellations of queued ones.
+      cv_.wait_for(lock, std::chrono::milliseconds(50), [&] { return stop_ || !incoming_.empty(); });
+      if (stop_) return;
+    }
+  }
+}
+
+bool Scheduler::step() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    while (!incoming_.empty()) {
+      waiting_.push_back(std::move(incoming_.front()));
+      incoming_.pop_front();
+    }
+  }
+  // Cancelled requests free their blocks before anything else is planned.
+  for (auto& s : running_) {
+    if (s->handle->cancelled()) finish(*s, "cancelled");
+  }
+  for (auto& s : waiting_) {
+    if (s->handle->cancelled()) finish(*s, "cancelled");
+  }
+  std::erase_if(running_, [](const auto& s) { return s->done; });
+  std::erase_if(waiting_, [](const auto& s) { return s->done; });
+  if (running_.empty() && waiting_.empty()) {
+    std::lock_guard<std::mutex> lock(mu_);
+    stats_.running = 0;
+    stats_.waiting = 0;
+    stats_.kv_blocks_total = kv_.options().n_blocks;
+    stats_.kv_blocks_used = kv_.n_used_blocks();
+    stats_.kv_blocks_cached = kv_.n_cached_blocks();
+    return false;
+  }
+
+  struct Entry {
+    Sequence* s;
+    int64_t start;  // first position of the chunk
+    int64_t n;      // tokens in the chunk
+  };
+  std::vector<Entry> entries;
+  int64_t budget = opt_.max_batch_tokens;
+  auto planned = [&](const Sequence* s) {
+    return std::any_of(entries.begin(), entries.end(), [&](const Entry& e) { return e.s == s; });
+  };
+  // Frees room for `s` by preempting the youngest running sequence not yet in this step.
+  auto make_room = [&](Sequence& s, int64_t n_tokens) {
+    while (!kv_.reserve(s.kv_seq, n_tokens).ok()) {
+      Sequence* victim = nullptr;
+      for (auto& r : running_) {
+        if (r.get() == &s || r->done || r->kv_seq < 0 || planned(r.get())) continue;
+        if (victim == nullptr || r->order > victim->order) victim = r.get();
+      }
+      if (victim == nullptr || victim->order < s.order) return false;
+      preempt(*victim);
+    }
+    return true;
+  };
+
+  std::sort(running_.begin(), running_.end(),
+            [](const auto& a, const auto& b) { return a->order < b->order; });
+  // 1. Decodes, oldest first: one token each.
+  for (auto& sp : running_) {
+    Sequence& s = *sp;
+    if (s.kv_seq < 0 || static_cast<int64_t>(s.tokens.size()) - s.n_computed != 1) continue;
+    if (budget <= 0) break;
+    if (!make_room(s, s.n_computed + 1)) continue;
+    entries.push_back({&s, s.n_computed, 1});
+    budget -= 1;
+  }
+  // 2. Prefill chunks of admitted sequences still reading their prompt.
+  for (auto& sp : running_) {
+    Sequence& s = *sp;
+    const int64_t remaining = static_cast<int64_t>(s.tokens.size()) - s.n_computed;
+    if (s.kv_seq < 0 || remaining <= 1 || budget <= 0) continue;
+    const int64_t chunk = std::min(remaining, budget);
+    if (!make_room(s, s.n_computed + chunk)) continue;
+    entries.push_back({&s, s.n_computed, chunk});
+    budget -= chunk;
+  }
+  // Preempted sequences go back to the front of the queue, oldest first.
+  std::vector<std::unique_ptr<Sequence>> requeue;
+  for (auto& sp : running_) {
+    if (sp->kv_seq < 0 && !sp->done) requeue.push_back(std::move(sp));
+  }
+  std::erase_if(running_, [](const auto& s) { return s == nullptr; });
+  std::sort(requeue.begin(), requeue.end(), [](const auto& a, const auto& b) { return a->order > b->order; });
+  for (auto& s : requeue) waiting_.push_front(std::move(s));
+
+  // 3. Admit waiting requests while budget and blocks last.
+  while (budget > 0 && !waiting_.empty() && static_cast<int>(running_.size()) < opt_.max_running) {
+    Sequence& s = *waiting_.front();
+    s.kv_seq = kv_.add_sequence();
+    int64_t cached = 0;
+    if (!s.req.prompt_logprobs) cached = kv_.attach_cached_prefix(s.kv_seq, s.tokens);
+    s.n_computed = cached;
+    const int64_t chunk = std::min(static_cast<int64_t>(s.tokens.size()) - cached, budget);
+    if (!kv_.reserve(s.kv_seq, cached + chunk).ok()) {
+      kv_.free_sequence(s.kv_seq);
+      s.kv_seq = -1;
+      s.n_computed = 0;
+      if (running_.empty() && entries.empty()) {
+        // Nothing else holds blocks: this request can never fit.
+        finish(s, "error",
+               resource_exhausted("the KV cache (" + std::to_string(kv_.options().n_blocks) +
+                                  " blocks of " + std::to_string(kv_.options().block_size) +
+                                  " tokens) cannot hold this request; shorten the prompt or "
+                                  "start the engine with a larger --ctx-size"));
+        waiting_.pop_front();
+        continue;
+      }
+      break;
+    }
+    if (!s.admitted_once) {
+      s.admitted_once = true;
+      s.order = ++next_order_;  // kept across preemptions, so a preempted request is not starved
+      std::lock_guard<std::mutex> lock(s.handle->mu_);
+      s.handle->timing_.admitted = Clock::now();
+      s.handle->timing_.cached_tokens = cached;
+      std::lock_guard<std::mutex> lock2(mu_);
+      stats_.prompt_tokens += static_cast<uint64_t>(s.n_prompt);
+      stats_.prefix_hit_tokens += static_cast<uint64_t>(cached);
+    }
+    entries.push_back({&s, s.n_computed, chunk});
+    budget -= chunk;
+    running_.push_back(std::move(waiting_.front()));
+    waiting_.pop_front();
+  }
+
+  if (entries.empty()) {
+    if (!running_.empty()) {
+      // The oldest sequence alone does not fit the pool: fail it rather than spin.
+      Sequence& s = *running_.front();
+      finish(s, "error",
+             resource_exhausted("the KV cache is too small to continue this request; start the "
+                                "engine with a larger --ctx-size or fewer parallel requests"));
+      std::erase_if(running_, [](const auto& r) { return r->done; });
+    }
+    return !waiting_.empty() || !running_.empty();
+  }
+
+  // Build the flattened batch.
+  std::vector<int32_t> tok, pos, seq, rows;
+  struct RowRef {
+    Sequence* s;
+    int64_t position;  // position of the token whose logits this row holds
+  };
+  std::vector<RowRef> row_refs;
+  for (const Entry& e : entries) {
+    const bool reaches_end = e.start + e.n == static_cast<int64_t>(e.s->tokens.size());
+    for (int64_t i = 0; i < e.n; ++i) {
+      const int64_t p = e.start + i;
+      const bool want_prompt_score = e.s->req.prompt_logprobs && p + 1 < e.s->n_prompt;
+      const bool last = reaches_end && i == e.n - 1;
+      if (want_prompt_score || last) {
+        rows.push_back(static_cast<int32_t>(tok.size()));
+        row_refs.push_back({e.s, p});
+      }
+      tok.push_back(e.s->tokens[static_cast<size_t>(p)]);
+      pos.push_back(static_cast<int32_t>(p));
+      seq.push_back(e.s->kv_seq);
+    }
+  }
+  auto logits = exec_.run({tok, pos, seq, rows});
+  if (!logits.ok()) {
+    logger("sched")->error("forward step failed: {}", logits.status().to_string());
+    for (const Entry& e : entries) finish(*e.s, "error", logits.status());
+    std::erase_if(running_, [](const auto& r) { return r->done; });
+    return true;
+  }
+  for (const Entry& e : entries) {
+    e.s->n_computed += e.n;
+    kv_.commit(e.s->kv_seq, e.s->tokens, e.s->n_computed);
+  }
+
+  uint64_t generated = 0;
+  for (size_t r = 0; r < row_refs.size(); ++r) {
+    Sequence& s = *row_refs[r].s;
+    std::span<const float> row(logits->data() + r * static_cast<size_t>(n_vocab_),
+                               static_cast<size_t>(n_vocab_));
+    const int64_t p = row_refs[r].position;
+    if (p + 1 < static_cast<int64_t>(s.tokens.size())) {
+      // A prompt position: score the prompt's next token (echo with logprobs).
+      TokenOutput o;
+      o.is_prompt = true;
+      o.token = s.tokens[static_cast<size_t>(p + 1)];
+      o.logprob = token_logprob(row, o.token);
+      if (s.req.top_logprobs > 0) o.top = top_logprobs(row, s.req.top_logprobs);
+      s.handle->push(std::move(o));
+      continue;
+    }
+    TokenOutput o;
+    o.token = s.sampler.sample(row, s.tokens, s.n_prompt);
+    if (s.req.top_logprobs >= 0) {
+      o.logprob = token_logprob(row, o.token);
+      if (s.req.top_logprobs > 0) o.top = top_logprobs(row, s.req.top_logprobs);
+    }
+    s.tokens.push_back(o.token);
+    s.generated++;
+    generated++;
+    {
+      std::lock_guard<std::mutex> lock(s.handle->mu_);
+      if (s.generated == 1) s.handle->timing_.first_token = Clock::now();
+      s.handle->timing_.generated = s.generated;
+    }
+    const bool is_stop = !s.req.sampling.ignore_eos &&
+                         std::find(s.req.stop_tokens.begin(), s.req.stop_tokens.end(), o.token) !=
+                             s.req.stop_tokens.end();
+    if (is_stop) {
+      o.finished = true;
+      o.finish_reason = "stop";
+    } else if (s.generated >= s.req.max_new_tokens ||
+               static_cast<int64_t>(s.tokens.size()) >= opt_.ctx_size) {
+      o.finished = true;
+      o.finish_reason = "length";
+    }
+    const bool finished = o.finished;
+    s.handle->push(std::move(o));
+    if (finished) {
+      s.done = true;
+      kv_.free_sequence(s.kv_seq);
+      s.kv_seq = -1;
+    }
+  }
+  for (const Entry& e : entries) {
+    if (e.s->n_computed >= e.s->n_prompt) e.s->req.prompt_logprobs = false;  // scored once
+  }
+  std::erase_if(running_, [](const auto& r) { return r->done; });
+
+  std::lock_guard<std::mutex> lock(mu_);
+  stats_.steps++;
+  stats_.generated_tokens += generated;
+  stats_.running = static_cast<int>(running_.size());
+  stats_.waiting = static_cast<int>(waiting_.size() + incoming_.size());
+  stats_.kv_blocks_total = kv_.options().n_blocks;
+  stats_.kv_blocks_used = kv_.n_used_blocks();
+  stats_.kv_blocks_cached = kv_.n_cached_blocks();
+  return true;
+}
+
+}  // namespace arc

@@ -1,0 +1,135 @@
+// Continuous batching. Requests wait in a queue; every step the scheduler builds one flattened
+// batch under a token budget: one token for each decoding sequence, then prefill chunks of the
+// sequences still reading their prompt, then newly admitted requests (whose cached prefix
+// blocks are reused). When KV blocks run out it preempts the youngest running sequence by
+// recompute. Generated tokens go to each request's handle; the HTTP thread turns them into text.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "arc/forward.h"
+#include "arc/kv_cache.h"
+#include "arc/service.h"
+#include "sched/sampler.h"
+
+namespace arc {
+
+using Clock = std::chrono::steady_clock;
+
+struct SchedulerOptions {
+  int64_t max_batch_tokens = 512;  // tokens per step: decodes plus prefill chunks
+  int max_running = 64;            // sequences decoding at once
+  int64_t ctx_size = 4096;         // longest sequence (prompt + output)
+};
+
+struct SequenceRequest {
+  std::vector<int32_t> prompt;
+  SamplingParams sampling;
+  std::vector<int32_t> stop_tokens;  // end-of-generation ids (EOS, <|im_end|>, ...)
+  int64_t max_new_tokens = 256;
+  bool prompt_logprobs = false;      // report the logprob of every prompt token (echo)
+  int top_logprobs = -1;             // -1: none
+};
+
+// One scheduler output: a generated token (or, with prompt_logprobs, a prompt token's score).
+struct TokenOutput {
+  int32_t token = 0;
+  float logprob = 0.0f;
+  std::vector<TokenScore> top;
+  bool is_prompt = false;
+  bool finished = false;
+  std::string finish_reason;  // with finished: stop | length | cancelled | error
+  Status error;
+};
+
+// Shared between the scheduler (producer) and the request's consumer.
+class RequestHandle {
+ public:
+  // Waits up to `timeout` for outputs; appends them to `out`. False once finished and drained.
+  bool next(std::vector<TokenOutput>& out, std::chrono::milliseconds timeout);
+  // Asks the scheduler to stop this request and free its blocks (thread-safe, idempotent).
+  void cancel() { cancelled_.store(true); }
+  bool cancelled() const { return cancelled_.load(); }
+
+  // Filled in by the scheduler.
+  struct Timing {
+    Clock::time_point arrival;
+    Clock::time_point admitted;     // first scheduled
+    Clock::time_point first_token;  // first generated token sampled
+    Clock::time_point finished;
+    int64_t prompt_tokens = 0;
+    int64_t cached_tokens = 0;      // prompt tokens whose K/V came from the prefix cache
+    int64_t generated = 0;
+    int preemptions = 0;
+  };
+  Timing timing() const;
+
+ private:
+  friend class Scheduler;
+  void push(TokenOutput o);
+  std::atomic<bool> cancelled_{false};
+  mutable std::mutex mu_;
+  std::condition_variable cv_;
+  std::deque<TokenOutput> queue_;
+  bool done_ = false;
+  Timing timing_;
+};
+
+struct SchedulerStats {
+  int running = 0;
+  int waiting = 0;
+  int32_t kv_blocks_total = 0;
+  int32_t kv_blocks_used = 0;
+  int32_t kv_blocks_cached = 0;
+  uint64_t prompt_tokens = 0;      // scheduled prompt tokens, all time
+  uint64_t prefix_hit_tokens = 0;  // of those, served from the prefix cache
+  uint64_t generated_tokens = 0;
+  uint64_t steps = 0;
+  uint64_t preemptions = 0;
+};
+
+class Scheduler {
+ public:
+  Scheduler(ForwardExecutor& exec, KvCache& kv, int64_t n_vocab, SchedulerOptions options);
+  ~Scheduler();  // fails what is still queued or running (finish_reason "error") and joins
+  Scheduler(const Scheduler&) = delete;
+  Scheduler& operator=(const Scheduler&) = delete;
+
+  std::shared_ptr<RequestHandle> submit(SequenceRequest request);
+  SchedulerStats stats() const;
+  const SchedulerOptions& options() const { return opt_; }
+
+ private:
+  struct Sequence;
+  void loop();
+  bool step();  // false when idle
+  void finish(Sequence& s, std::string reason, Status error = {});
+  void preempt(Sequence& s);
+
+  ForwardExecutor& exec_;
+  KvCache& kv_;
+  int64_t n_vocab_;
+  SchedulerOptions opt_;
+
+  mutable std::mutex mu_;
+  std::condition_variable cv_;
+  bool stop_ = false;
+  std::deque<std::unique_ptr<Sequence>> incoming_;  // submitted, not yet seen by the loop
+  SchedulerStats stats_;
+
+  // Owned by the loop thread.
+  std::deque<std::unique_ptr<Sequence>> waiting_;
+  std::vector<std::unique_ptr<Sequence>> running_;
+  uint64_t next_order_ = 0;
+  std::thread thread_;
+};
+
+}  // namespace arc

@@ -1,0 +1,295 @@
+// End to end: arclight-engine serve on a generated model, talked to over HTTP like a client.
+#include <atomic>
+#include <filesystem>
+#include <map>
+#include <thread>
+
+#include <gtest/gtest.h>
+
+#include "e2e/engine_process.h"
+
+namespace arc {
+namespace {
+
+using nlohmann::json;
+using testing::EngineProcess;
+
+std::string model_path() {
+  return (std::filesystem::temp_directory_path() / "arc_e2e_qwen3moe.gguf").string();
+}
+
+class ServeE2E : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    const std::string bin = std::string(ARC_BIN_DIR) + "/arclight-engine";
+    ASSERT_EQ(testing::run_command({bin, "--log-level", "warn", "make-test-model", "--family",
+                                    "qwen3moe", "--out", model_path(), "--layers", "2", "--seed", "7"}),
+              0);
+    engine_ = new EngineProcess();
+    ASSERT_TRUE(engine_->start({"--model", model_path(), "--ctx-size", "512", "--parallel", "64",
+                                "--threads", "2", "--max-batch-tokens", "256"}))
+        << engine_->error();
+  }
+  static void TearDownTestSuite() {
+    delete engine_;
+    engine_ = nullptr;
+    std::filesystem::remove(model_path());
+  }
+  void SetUp() override {
+    if (engine_ == nullptr || engine_->port() == 0) GTEST_SKIP() << "engine did not start";
+  }
+
+  static httplib::Client client() {
+    httplib::Client c("127.0.0.1", engine_->port());
+    c.set_read_timeout(60, 0);
+    return c;
+  }
+  static json chat(const std::string& content, int max_tokens, bool stream = false) {
+    return {{"model", "test"},
+            {"stream", stream},
+            {"temperature", 0},
+            {"max_tokens", max_tokens},
+            {"messages", json::array({{{"role", "user"}, {"content", content}}})}};
+  }
+  // Text of a streamed chat completion.
+  static std::string stream_text(const std::string& body) {
+    std::string text;
+    size_t pos = 0;
+    while ((pos = body.find("data: ", pos)) != std::string::npos) {
+      size_t end = body.find("\n\n", pos);
+      std::string data = body.substr(pos + 6, end - pos - 6);
+      pos = end;
+      if (data == "[DONE]") break;
+      auto j = json::parse(data);
+      if (j.contains("choices") && !j["choices"].empty() && j["choices"][0]["delta"].contains("content")) {
+        text += j["choices"][0]["delta"]["content"].get<std::string>();
+      }
+    }
+    return text;
+  }
+  static json status() { return json::parse(client().Get("/engine/status")->body); }
+  static void wait_blocks_free() {
+    for (int i = 0; i < 100 && status()["kv"]["blocks_used"] != 0; ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+  }
+
+  static EngineProcess* engine_;
+};
+EngineProcess* ServeE2E::engine_ = nullptr;
+
+TEST_F(ServeE2E, HealthModelsAndStatus) {
+  auto c = client();
+  EXPECT_EQ(json::parse(c.Get("/health")->body)["status"], "ready");
+  auto models = json::parse(c.Get("/v1/models")->body);
+  ASSERT_EQ(models["data"].size(), 1u);
+  EXPECT_EQ(models["data"][0]["meta"]["architecture"], "qwen3moe");
+  EXPECT_EQ(models["data"][0]["meta"]["context_length"], 512);
+  auto s = status();
+  EXPECT_EQ(s["state"], "ready");
+  EXPECT_GT(s["kv"]["blocks_total"].get<int>(), 0);
+}
+
+TEST_F(ServeE2E, StreamingAndNonStreamingAgreeUnderGreedy) {
+  auto c = client();
+  auto r = c.Post("/v1/chat/completions", chat("hello there", 12).dump(), "application/json");
+  ASSERT_TRUE(r);
+  ASSERT_EQ(r->status, 200) << r->body;
+  auto j = json::parse(r->body);
+  std::string whole = j["choices"][0]["message"]["content"];
+  EXPECT_GT(j["usage"]["completion_tokens"].get<int>(), 0);
+  EXPECT_GT(j["usage"]["prompt_tokens"].get<int>(), 0);
+  auto s = c.Post("/v1/chat/completions", chat("hello there", 12, true).dump(), "application/json");
+  ASSERT_TRUE(s);
+  ASSERT_EQ(s->status, 200);
+  EXPECT_EQ(stream_text(s->body), whole);
+}
+
+TEST_F(ServeE2E, SixtyFourConcurrentClientsGetTheirOwnAnswers) {
+  constexpr int kClients = 64;
+  std::vector<std::string> prompts, alone(kClients), together(kClients);
+  for (int i = 0; i < kClients; ++i) prompts.push_back("question number " + std::to_string(i * 7919 % 1000));
+  // Each prompt alone first (greedy is deterministic), then all at once, streaming.
+  for (int i = 0; i < kClients; ++i) {
+    auto r = client().Post("/v1/chat/completions", chat(prompts[i], 8).dump(), "application/json");
+    ASSERT_TRUE(r);
+    ASSERT_EQ(r->status, 200) << r->body;
+    alone[i] = json::parse(r->body)["choices"][0]["message"]["content"];
+  }
+  std::vector<std::thread> threads;
+  std::atomic<int> failures{0};
+  for (int i = 0; i < kClients; ++i) {
+    threads.emplace_back([&, i] {
+      auto r = client().Post("/v1/chat/completions", chat(prompts[i], 8, true).dump(), "application/json");
+      if (!r || r->status != 200) {
+        failures++;
+        ADD_FAILURE() << "client " << i << ": "
+                      << (r ? std::to_string(r->status) + " " + r->body : httplib::to_string(r.error()));
+        return;
+      }
+      together[i] = stream_text(r->body);
+    });
+  }
+  for (auto& t : threads) t.join();
+  EXPECT_EQ(failures.load(), 0);
+  for (int i = 0; i < kClients; ++i) EXPECT_EQ(together[i], alone[i]) << "client " << i;
+  wait_blocks_free();
+  EXPECT_EQ(status()["kv"]["blocks_used"], 0);
+}
+
+TEST_F(ServeE2E, PrefixReuseShowsInUsageAndMetrics) {
+  std::string system(150, 'a');  // a long shared "system prompt" (one token per byte)
+  auto body = [&](const std::string& q) {
+    return json{{"temperature", 0},
+                {"max_tokens", 2},
+                {"messages", json::array({{{"role", "system"}, {"content", system}},
+                                          {{"role", "user"}, {"content", q}}})}};
+  };
+  auto c = client();
+  auto first = json::parse(c.Post("/v1/chat/completions", body("one?").dump(), "application/json")->body);
+  auto second = json::parse(c.Post("/v1/chat/completions", body("two?").dump(), "application/json")->body);
+  int64_t prompt = second["usage"]["prompt_tokens"];
+  int64_t cached = second["usage"]["prompt_tokens_details"]["cached_tokens"];
+  EXPECT_GT(cached, 0) << second.dump();
+  EXPECT_GE(cached, prompt - 32) << "most of the shared prefix should be reused";
+  EXPECT_LT(cached, prompt);
+  (void)first;
+  std::string metrics = c.Get("/metrics")->body;
+  auto pos = metrics.find("\narclight_prefix_cache_hits_total ");
+  ASSERT_NE(pos, std::string::npos) << metrics;
+  EXPECT_GT(std::stod(metrics.substr(pos + 34)), 0.0);
+}
+
+TEST_F(ServeE2E, CancellingMidStreamFreesBlocks) {
+  httplib::Client c = client();
+  httplib::Request req;
+  req.method = "POST";
+  req.path = "/v1/chat/completions";
+  req.body = chat("tell me a long story", 200, true).dump();
+  req.set_header("Content-Type", "application/json");
+  int chunks = 0;
+  req.content_receiver = [&](const char*, size_t, uint64_t, uint64_t) { return ++chunks < 4; };
+  c.send(req);
+  wait_blocks_free();
+  EXPECT_EQ(status()["kv"]["blocks_used"], 0);
+  std::string metrics = client().Get("/metrics")->body;
+  EXPECT_NE(metrics.find("arclight_requests_total{finish_reason=\"cancelled\"}"), std::string::npos);
+}
+
+TEST_F(ServeE2E, ClientMistakesAre4xx) {
+  auto c = client();
+  auto r = c.Post("/v1/chat/completions", chat(std::string(2000, 'x'), 4).dump(), "application/json");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 400);
+  EXPECT_EQ(json::parse(r->body)["error"]["code"], "context_length_exceeded");
+  r = c.Post("/v1/chat/completions", "{", "application/json");
+  EXPECT_EQ(r->status, 400);
+  json img = chat("x", 4);
+  img["messages"][0]["content"] = json::array(
+      {{{"type", "image_url"}, {"image_url", {{"url", "data:image/png;base64,AAAA"}}}}});
+  r = c.Post("/v1/chat/completions", img.dump(), "application/json");
+  EXPECT_EQ(r->status, 400);
+  EXPECT_NE(r->body.find("cannot see images"), std::string::npos);
+  r = c.Post("/v1/completions", json({{"prompt", json::array({999999})}}).dump(), "application/json");
+  EXPECT_EQ(r->status, 400);
+}
+
+TEST_F(ServeE2E, AnthropicMessagesAndCompletionsWithStop) {
+  auto c = client();
+  json m = {{"model", "test"},
+            {"max_tokens", 6},
+            {"temperature", 0},
+            {"messages", json::array({{{"role", "user"}, {"content", "hi"}}})}};
+  auto r = c.Post("/v1/messages", m.dump(), "application/json");
+  ASSERT_TRUE(r);
+  ASSERT_EQ(r->status, 200) << r->body;
+  auto j = json::parse(r->body);
+  EXPECT_EQ(j["type"], "message");
+  EXPECT_GT(j["usage"]["output_tokens"].get<int>(), 0);
+  // Legacy completion; then the same with a stop string taken from its own output.
+  auto cr = c.Post("/v1/completions", json({{"prompt", "abc"}, {"max_tokens", 8}, {"temperature", 0}}).dump(),
+                   "application/json");
+  ASSERT_EQ(cr->status, 200) << cr->body;
+  std::string text = json::parse(cr->body)["choices"][0]["text"];
+  if (text.size() >= 3) {
+    std::string stop = text.substr(1, 2);
+    auto sr = c.Post("/v1/completions",
+                     json({{"prompt", "abc"}, {"max_tokens", 8}, {"temperature", 0}, {"stop", stop}}).dump(),
+                     "application/json");
+    auto sj = json::parse(sr->body);
+    EXPECT_EQ(sj["choices"][0]["text"], text.substr(0, text.find(stop)));
+    EXPECT_EQ(sj["choices"][0]["finish_reason"], "stop");
+  }
+}
+
+TEST_F(ServeE2E, MetricsPassPromtool) {
+  const char* promtool = "/usr/bin/promtool";
+  if (access(promtool, X_OK) != 0) GTEST_SKIP() << "promtool not installed (Debian package prometheus)";
+  std::string metrics = client().Get("/metrics")->body;
+  auto path = std::filesystem::temp_directory_path() / "arc_metrics.txt";
+  FILE* f = std::fopen(path.c_str(), "w");
+  std::fwrite(metrics.data(), 1, metrics.size(), f);
+  std::fclose(f);
+  std::string cmd = std::string(promtool) + " check metrics < " + path.string() + " 2>&1";
+  FILE* p = popen(cmd.c_str(), "r");
+  std::string out;
+  char buf[256];
+  while (fgets(buf, sizeof buf, p)) out += buf;
+  int rc = pclose(p);
+  EXPECT_EQ(rc, 0) << out;
+  std::filesystem::remove(path);
+}
+
+TEST(ServeE2EControl, UnloadLoadAndRefusal) {
+  const std::string bin = std::string(ARC_BIN_DIR) + "/arclight-engine";
+  const std::string path = (std::filesystem::temp_directory_path() / "arc_e2e_llama.gguf").string();
+  ASSERT_EQ(testing::run_command({bin, "--log-level", "warn", "make-test-model", "--family", "llama",
+                                  "--out", path}),
+            0);
+  EngineProcess engine;
+  ASSERT_TRUE(engine.start({"--threads", "1", "--model-dir", std::filesystem::path(path).parent_path().string()},
+                           "idle"))
+      << engine.error();
+  httplib::Client c("127.0.0.1", engine.port());
+  c.set_read_timeout(30, 0);
+  // No model: chat is refused with 503 and a reason.
+  auto r = c.Post("/v1/chat/completions", json({{"messages", json::array({{{"role", "user"}, {"content", "x"}}})}}).dump(),
+                  "application/json");
+  EXPECT_EQ(r->status, 503);
+  // The file shows up among the local models.
+  auto local = json::parse(c.Get("/engine/local-models")->body);
+  bool listed = false;
+  for (const auto& m : local) listed |= m["path"] == path;
+  EXPECT_TRUE(listed);
+  // A missing file fails the load with a reason in the status.
+  r = c.Post("/engine/load", json({{"model", "/nonexistent.gguf"}}).dump(), "application/json");
+  EXPECT_EQ(r->status, 202);
+  json s;
+  for (int i = 0; i < 100; ++i) {
+    s = json::parse(c.Get("/engine/status")->body);
+    if (s["state"] != "loading") break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  EXPECT_EQ(s["state"], "error");
+  EXPECT_NE(s.value("error", "").find("nonexistent"), std::string::npos);
+  // Load the real one, use it, unload it.
+  r = c.Post("/engine/load", json({{"model", path}, {"ctx_size", 128}}).dump(), "application/json");
+  EXPECT_EQ(r->status, 202);
+  for (int i = 0; i < 200; ++i) {
+    s = json::parse(c.Get("/engine/status")->body);
+    if (s["state"] != "loading") break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  ASSERT_EQ(s["state"], "ready") << s.dump();
+  r = c.Post("/v1/completions", json({{"prompt", "hi"}, {"max_tokens", 3}}).dump(), "application/json");
+  EXPECT_EQ(r->status, 200) << r->body;
+  r = c.Post("/engine/unload", "{}", "application/json");
+  EXPECT_EQ(r->status, 200);
+  EXPECT_EQ(json::parse(c.Get("/health")->body)["status"], "idle");
+  engine.stop();
+  EXPECT_EQ(engine.exit_status(), 0);
+  std::filesystem::remove(path);
+}
+
+}  // namespace
+}  // namespace arc

@@ -1,0 +1,93 @@
+// KV bytes per token against values computed by hand from the published configs
+// (../shared/fixtures/model_configs/model_configs.json).
+#include <gtest/gtest.h>
+
+#include "arc/fit.h"
+
+namespace arc::fit {
+namespace {
+
+Architecture gqa(int64_t layers, int64_t kv_heads, int64_t head_dim) {
+  Architecture a;
+  a.layers = layers;
+  a.attention = AttentionKind::kGqa;
+  a.kv_heads = kv_heads;
+  a.key_length = a.value_length = head_dim;
+  return a;
+}
+
+TEST(FitKv, DeepSeekV3MlaIs70272BytesPerTokenAt16Bits) {
+  Architecture a;
+  a.layers = 61;
+  a.attention = AttentionKind::kMla;
+  a.kv_lora_rank = 512;
+  a.rope_dim = 64;
+  // 61 layers x (512 + 64) x 2 bytes
+  EXPECT_DOUBLE_EQ(kv_bytes_per_token(a, KvDtype::kF16), 70272.0);
+  EXPECT_DOUBLE_EQ(kv_bytes_per_token(a, KvDtype::kFp8), 35136.0);
+  EXPECT_DOUBLE_EQ(kv_bytes_for_tokens(a, 1000, KvDtype::kF16), 70272000.0);
+}
+
+TEST(FitKv, Qwen3_30B_A3B_Gqa) {
+  // 48 layers x 2 (K and V) x 4 KV heads x 128 x 2 bytes = 98,304
+  EXPECT_DOUBLE_EQ(kv_bytes_per_token(gqa(48, 4, 128), KvDtype::kF16), 98304.0);
+}
+
+TEST(FitKv, Qwen3_235B_Gqa_Q8) {
+  // 94 x 2 x 4 x 128 = 96,256 elements; q8_0 stores 32 in 34 bytes -> 102,272 bytes
+  EXPECT_DOUBLE_EQ(kv_bytes_per_token(gqa(94, 4, 128), KvDtype::kQ8_0), 102272.0);
+}
+
+TEST(FitKv, GptOssSlidingLayersCapAtWindow) {
+  Architecture a = gqa(36, 8, 64);  // gpt-oss-120b: half the layers slide over 128 tokens
+  a.sliding_window = 128;
+  a.sliding_layers = 18;
+  const double per_layer = 2.0 * 8 * 64 * 2;  // 2,048 bytes
+  EXPECT_DOUBLE_EQ(kv_bytes_per_token(a, KvDtype::kF16), 36 * per_layer);
+  // 100 tokens: under the window, every layer holds all of them.
+  EXPECT_DOUBLE_EQ(kv_bytes_for_tokens(a, 100, KvDtype::kF16), 36 * per_layer * 100);
+  // 10,000 tokens: 18 full layers hold 10,000, 18 sliding layers hold 128.
+  EXPECT_DOUBLE_EQ(kv_bytes_for_tokens(a, 10000, KvDtype::kF16),
+                   per_layer * (18.0 * 10000 + 18.0 * 128));
+}
+
+TEST(FitKv, LinearLayersHoldFixedState) {
+  Architecture a = gqa(48, 2, 256);  // Qwen3-Next: 12 full-attention layers, 36 DeltaNet layers
+  a.linear_layers = 36;
+  a.linear_state_bytes_per_layer = 2195456;
+  EXPECT_DOUBLE_EQ(kv_bytes_per_token(a, KvDtype::kF16), 12.0 * 2 * 2 * 256 * 2);
+  EXPECT_EQ(recurrent_state_bytes(a), 36u * 2195456u);
+}
+
+TEST(FitKv, DifferentKeyAndValueWidths) {
+  Architecture a = gqa(10, 4, 0);
+  a.key_length = 192;
+  a.value_length = 128;
+  EXPECT_DOUBLE_EQ(kv_bytes_per_token(a, KvDtype::kF32), 10.0 * 4 * (192 + 128) * 4);
+}
+
+TEST(FitKv, UnknownLayoutIsZero) {
+  Architecture a;
+  a.layers = 45;
+  EXPECT_EQ(kv_bytes_per_token(a, KvDtype::kF16), 0.0);
+}
+
+TEST(FitKv, DtypeNames) {
+  for (auto [name, bytes] : {std::pair{"f16", 2.0},
+                             {"bf16", 2.0},
+                             {"f32", 4.0},
+                             {"fp8", 1.0},
+                             {"q8_0", 34.0 / 32},
+                             {"q4_0", 18.0 / 32}}) {
+    auto t = parse_kv_dtype(name);
+    ASSERT_TRUE(t.ok()) << name;
+    EXPECT_EQ(kv_dtype_name(*t), name);
+    EXPECT_DOUBLE_EQ(kv_dtype_bytes(*t), bytes);
+  }
+  auto bad = parse_kv_dtype("int3");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("int3"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace arc::fit

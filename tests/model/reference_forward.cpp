@@ -1,0 +1,207 @@
+#include "model/reference_forward.h"
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+#include <stdexcept>
+
+#include "arc/kernels/quant.h"
+
+namespace arc::testing {
+
+ReferenceModel::ReferenceModel(const gguf::File& f) : arch_(f.architecture()) {
+  auto geti = [&](const std::string& k, int64_t def) {
+    return f.get_int(arch_ + "." + k).value_or(def);
+  };
+  n_layer_ = geti("block_count", 0);
+  n_embd_ = geti("embedding_length", 0);
+  n_head_ = geti("attention.head_count", 0);
+  n_kv_ = geti("attention.head_count_kv", n_head_);
+  hd_ = geti("attention.key_length", n_embd_ / n_head_);
+  n_expert_ = geti("expert_count", 0);
+  n_used_ = geti("expert_used_count", 0);
+  eps_ = f.get_float(arch_ + ".attention.layer_norm_rms_epsilon").value_or(1e-6);
+  theta_ = f.get_float(arch_ + ".rope.freq_base").value_or(10000.0);
+  // Llama GGUFs rotate adjacent pairs; the Qwen families rotate halves (NeoX).
+  neox_ = arch_ != "llama";
+  // Qwen1.5/Qwen2 MoE does not renormalise its top-k weights; Qwen3 MoE and Mixtral do.
+  norm_topk_ = arch_ != "qwen2moe";
+  for (const gguf::TensorInfo& ti : f.tensors()) {
+    Mat m;
+    m.cols = ti.shape[0];
+    m.rows = ti.n_rows();
+    m.v.resize(static_cast<size_t>(m.rows * m.cols));
+    const uint8_t* src = f.tensor_data(ti).data();
+    const size_t rb = *dtype_row_bytes(ti.type, static_cast<uint64_t>(m.cols));
+    std::vector<float> row(static_cast<size_t>(m.cols));
+    for (int64_t r = 0; r < m.rows; ++r) {
+      if (!kernels::dequantize_row(ti.type, src + r * rb, row.data(), m.cols)) {
+        throw std::runtime_error("cannot dequantize " + ti.name);
+      }
+      std::copy(row.begin(), row.end(), m.v.begin() + r * m.cols);
+    }
+    w_[ti.name] = std::move(m);
+  }
+  n_vocab_ = t("token_embd.weight").rows;
+}
+
+const ReferenceModel::Mat& ReferenceModel::t(const std::string& name) const {
+  auto it = w_.find(name);
+  if (it == w_.end()) throw std::runtime_error("reference: no tensor " + name);
+  return it->second;
+}
+
+std::vector<double> ReferenceModel::matvec(const Mat& m, const std::vector<double>& x, int64_t row0,
+                                           int64_t n_rows) const {
+  if (n_rows < 0) n_rows = m.rows;
+  std::vector<double> y(static_cast<size_t>(n_rows));
+  for (int64_t r = 0; r < n_rows; ++r) {
+    const double* w = m.row(row0 + r);
+    double s = 0.0;
+    for (int64_t i = 0; i < m.cols; ++i) s += w[i] * x[i];
+    y[r] = s;
+  }
+  return y;
+}
+
+// RMS norm of x[off, off + n) scaled by w (when given).
+std::vector<double> ReferenceModel::rms(const std::vector<double>& x, const Mat* w, int64_t off,
+                                        int64_t n) const {
+  double ss = 0.0;
+  for (int64_t i = 0; i < n; ++i) ss += x[off + i] * x[off + i];
+  const double inv = 1.0 / std::sqrt(ss / static_cast<double>(n) + eps_);
+  std::vector<double> y(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; ++i) y[i] = x[off + i] * inv * (w ? w->v[i] : 1.0);
+  return y;
+}
+
+void ReferenceModel::rope(std::vector<double>& x, int64_t n_heads, int64_t pos) const {
+  for (int64_t h = 0; h < n_heads; ++h) {
+    double* v = x.data() + h * hd_;
+    for (int64_t i = 0; i < hd_ / 2; ++i) {
+      const double ang = static_cast<double>(pos) *
+                         std::pow(theta_, -2.0 * static_cast<double>(i) / static_cast<double>(hd_));
+      const double c = std::cos(ang), s = std::sin(ang);
+      const int64_t a = neox_ ? i : 2 * i;
+      const int64_t b = neox_ ? i + hd_ / 2 : 2 * i + 1;
+      const double x0 = v[a], x1 = v[b];
+      v[a] = x0 * c - x1 * s;
+      v[b] = x0 * s + x1 * c;
+    }
+  }
+}
+
+namespace {
+double silu(double x) {
+  return x / (1.0 + std::exp(-x));
+}
+}  // namespace
+
+// The FFN of layer prefix p ("blk.3.") on its normalised input x.
+std::vector<double> ReferenceModel::ffn(const std::string& p, const std::vector<double>& x) const {
+  std::vector<double> out(static_cast<size_t>(n_embd_), 0.0);
+  auto swiglu = [&](const Mat& g, const Mat& u, const Mat& d, int64_t e, double scale) {
+    const int64_t ff = g.rows / (e < 0 ? 1 : n_expert_);
+    const int64_t r0 = e < 0 ? 0 : e * ff;
+    std::vector<double> gv = matvec(g, x, r0, ff), uv = matvec(u, x, r0, ff);
+    for (int64_t i = 0; i < ff; ++i) gv[i] = silu(gv[i]) * uv[i];
+    const std::vector<double> dv = matvec(d, gv, e < 0 ? 0 : e * n_embd_, n_embd_);
+    for (int64_t i = 0; i < n_embd_; ++i) out[i] += scale * dv[i];
+  };
+  if (n_expert_ == 0) {
+    swiglu(t(p + "ffn_gate.weight"), t(p + "ffn_up.weight"), t(p + "ffn_down.weight"), -1, 1.0);
+    return out;
+  }
+  // Router: softmax over all experts, the top n_used by probability (lowest id on ties).
+  std::vector<double> logits = matvec(t(p + "ffn_gate_inp.weight"), x);
+  const double mx = *std::max_element(logits.begin(), logits.end());
+  double sum = 0.0;
+  for (double& l : logits) sum += (l = std::exp(l - mx));
+  for (double& l : logits) l /= sum;
+  std::vector<int64_t> idx(static_cast<size_t>(n_expert_));
+  std::iota(idx.begin(), idx.end(), 0);
+  std::stable_sort(idx.begin(), idx.end(),
+                   [&](int64_t a, int64_t b) { return logits[a] > logits[b]; });
+  double wsum = 0.0;
+  for (int64_t j = 0; j < n_used_; ++j) wsum += logits[idx[j]];
+  for (int64_t j = 0; j < n_used_; ++j) {
+    const double w = norm_topk_ ? logits[idx[j]] / wsum : logits[idx[j]];
+    swiglu(t(p + "ffn_gate_exps.weight"), t(p + "ffn_up_exps.weight"),
+           t(p + "ffn_down_exps.weight"), idx[j], w);
+  }
+  if (has(p + "ffn_gate_shexp.weight")) {  // qwen2moe shared expert with its sigmoid gate
+    const double g = matvec(t(p + "ffn_gate_inp_shexp.weight"), x)[0];
+    swiglu(t(p + "ffn_gate_shexp.weight"), t(p + "ffn_up_shexp.weight"),
+           t(p + "ffn_down_shexp.weight"), -1, 1.0 / (1.0 + std::exp(-g)));
+  }
+  return out;
+}
+
+std::vector<std::vector<double>> ReferenceModel::forward(const std::vector<int32_t>& tokens) const {
+  const int64_t n = static_cast<int64_t>(tokens.size());
+  const Mat& emb = t("token_embd.weight");
+  std::vector<std::vector<double>> x(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; ++i) x[i].assign(emb.row(tokens[i]), emb.row(tokens[i]) + n_embd_);
+  const int64_t group = n_head_ / n_kv_;
+  for (int64_t l = 0; l < n_layer_; ++l) {
+    const std::string p = "blk." + std::to_string(l) + ".";
+    std::vector<std::vector<double>> q(n), k(n), v(n);
+    for (int64_t i = 0; i < n; ++i) {
+      const std::vector<double> h = rms(x[i], &t(p + "attn_norm.weight"), 0, n_embd_);
+      q[i] = matvec(t(p + "attn_q.weight"), h);
+      k[i] = matvec(t(p + "attn_k.weight"), h);
+      v[i] = matvec(t(p + "attn_v.weight"), h);
+      if (has(p + "attn_q.bias")) {
+        for (size_t j = 0; j < q[i].size(); ++j) q[i][j] += t(p + "attn_q.bias").v[j];
+        for (size_t j = 0; j < k[i].size(); ++j) k[i][j] += t(p + "attn_k.bias").v[j];
+        for (size_t j = 0; j < v[i].size(); ++j) v[i][j] += t(p + "attn_v.bias").v[j];
+      }
+      if (has(p + "attn_q_norm.weight")) {
+        for (int64_t h2 = 0; h2 < n_head_; ++h2) {
+          auto y = rms(q[i], &t(p + "attn_q_norm.weight"), h2 * hd_, hd_);
+          std::copy(y.begin(), y.end(), q[i].begin() + h2 * hd_);
+        }
+        for (int64_t h2 = 0; h2 < n_kv_; ++h2) {
+          auto y = rms(k[i], &t(p + "attn_k_norm.weight"), h2 * hd_, hd_);
+          std::copy(y.begin(), y.end(), k[i].begin() + h2 * hd_);
+        }
+      }
+      rope(q[i], n_head_, i);
+      rope(k[i], n_kv_, i);
+    }
+    for (int64_t i = 0; i < n; ++i) {
+      std::vector<double> att(static_cast<size_t>(n_head_ * hd_), 0.0);
+      for (int64_t h = 0; h < n_head_; ++h) {
+        const int64_t kh = h / group;
+        std::vector<double> s(static_cast<size_t>(i + 1));
+        double mx = -1e300;
+        for (int64_t j = 0; j <= i; ++j) {
+          double d = 0.0;
+          for (int64_t c = 0; c < hd_; ++c) d += q[i][h * hd_ + c] * k[j][kh * hd_ + c];
+          s[j] = d / std::sqrt(static_cast<double>(hd_));
+          mx = std::max(mx, s[j]);
+        }
+        double z = 0.0;
+        for (double& e : s) z += (e = std::exp(e - mx));
+        for (int64_t j = 0; j <= i; ++j) {
+          for (int64_t c = 0; c < hd_; ++c) att[h * hd_ + c] += s[j] / z * v[j][kh * hd_ + c];
+        }
+      }
+      const std::vector<double> o = matvec(t(p + "attn_output.weight"), att);
+      for (int64_t c = 0; c < n_embd_; ++c) x[i][c] += o[c];
+    }
+    for (int64_t i = 0; i < n; ++i) {
+      const std::vector<double> h = rms(x[i], &t(p + "ffn_norm.weight"), 0, n_embd_);
+      const std::vector<double> f = ffn(p, h);
+      for (int64_t c = 0; c < n_embd_; ++c) x[i][c] += f[c];
+    }
+  }
+  const Mat& out = has("output.weight") ? t("output.weight") : emb;
+  std::vector<std::vector<double>> logits(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; ++i) {
+    logits[i] = matvec(out, rms(x[i], &t("output_norm.weight"), 0, n_embd_));
+  }
+  return logits;
+}
+
+}  // namespace arc::testing

@@ -1,0 +1,45 @@
+// A plain reference forward for the test models: scalar, double precision, one sequence, full
+// recompute, written from the families' published definitions. It reads the GGUF metadata and
+// tensors itself and uses nothing from the engine's model code; from kernels/ only the
+// reference dequantizer (to read quantized weights as the numbers they stand for).
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "arc/gguf.h"
+
+namespace arc::testing {
+
+class ReferenceModel {
+ public:
+  explicit ReferenceModel(const gguf::File& f);
+  // Logits for every position of `tokens`: [n_tokens][n_vocab].
+  std::vector<std::vector<double>> forward(const std::vector<int32_t>& tokens) const;
+  int64_t n_vocab() const { return n_vocab_; }
+
+ private:
+  struct Mat {  // [rows][cols] row-major, GGUF shape [cols, rows(, experts)]
+    int64_t rows = 0, cols = 0;
+    std::vector<double> v;
+    const double* row(int64_t r) const { return v.data() + r * cols; }
+  };
+  const Mat& t(const std::string& name) const;
+  bool has(const std::string& name) const { return w_.count(name) != 0; }
+  std::vector<double> matvec(const Mat& m, const std::vector<double>& x, int64_t row0 = 0,
+                             int64_t n_rows = -1) const;
+  std::vector<double> rms(const std::vector<double>& x, const Mat* w, int64_t off, int64_t n) const;
+  void rope(std::vector<double>& x, int64_t n_heads, int64_t pos) const;
+  std::vector<double> ffn(const std::string& p, const std::vector<double>& x) const;
+
+  std::string arch_;
+  int64_t n_layer_ = 0, n_embd_ = 0, n_head_ = 0, n_kv_ = 0, hd_ = 0, n_vocab_ = 0;
+  int64_t n_expert_ = 0, n_used_ = 0;
+  double eps_ = 1e-6, theta_ = 10000.0;
+  bool neox_ = true, norm_topk_ = true;
+  std::map<std::string, Mat> w_;
+};
+
+}  // namespace arc::testing

@@ -1,0 +1,830 @@
+<?xml version='1.0' encoding='utf-8'?>
+<TS version="2.1" language="de_DE">
+  <context>
+    <name>CatalogEntry</name>
+    <message>
+      <source>%1 layers</source>
+      <translation>%1 Schichten</translation>
+    </message>
+    <message numerus="yes">
+      <source>%n box(es)</source>
+      <translation><numerusform>%n Box</numerusform><numerusform>%n Boxen</numerusform></translation>
+    </message>
+    <message>
+      <source>GQA, %1 KV heads</source>
+      <translation>GQA, %1 KV-Köpfe</translation>
+    </message>
+    <message>
+      <source>KV layout not published</source>
+      <translation>KV-Aufbau nicht veröffentlicht</translation>
+    </message>
+    <message>
+      <source>MLA attention</source>
+      <translation>MLA-Attention</translation>
+    </message>
+    <message>
+      <source>hidden %1</source>
+      <translation>Breite %1</translation>
+    </message>
+    <message>
+      <source>the catalog is not valid JSON: %1</source>
+      <translation>der Katalog ist kein gültiges JSON: %1</translation>
+    </message>
+  </context>
+  <context>
+    <name>EngineError</name>
+    <message>
+      <source> (needs %1, available %2)</source>
+      <translation> (benötigt %1, verfügbar %2)</translation>
+    </message>
+    <message>
+      <source>unknown error</source>
+      <translation>unbekannter Fehler</translation>
+    </message>
+  </context>
+  <context>
+    <name>EngineState</name>
+    <message>
+      <source>error</source>
+      <translation>Fehler</translation>
+    </message>
+    <message>
+      <source>idle</source>
+      <translation>bereit ohne Modell</translation>
+    </message>
+    <message>
+      <source>loading</source>
+      <translation>lädt</translation>
+    </message>
+    <message>
+      <source>ready</source>
+      <translation>bereit</translation>
+    </message>
+    <message>
+      <source>unknown</source>
+      <translation>unbekannt</translation>
+    </message>
+  </context>
+  <context>
+    <name>FitController</name>
+    <message>
+      <source>the fit calculator (arc_fit) is not part of this build</source>
+      <translation>der Passrechner (arc_fit) ist nicht Teil dieses Builds</translation>
+    </message>
+  </context>
+  <context>
+    <name>LoadProgressTracker</name>
+    <message>
+      <source>%1 h %2 min</source>
+      <translation>%1 h %2 min</translation>
+    </message>
+    <message>
+      <source>%1 min %2 s</source>
+      <translation>%1 min %2 s</translation>
+    </message>
+    <message>
+      <source>%1 of %2</source>
+      <translation>%1 von %2</translation>
+    </message>
+    <message>
+      <source>%1 s</source>
+      <translation>%1 s</translation>
+    </message>
+    <message>
+      <source>, %1 left</source>
+      <translation>, noch %1</translation>
+    </message>
+  </context>
+  <context>
+    <name>arc::app::AboutDialog</name>
+    <message>
+      <source>&lt;h2&gt;Arclight %1&lt;/h2&gt;&lt;p&gt;Mixture-of-Experts inference for DGX Spark clusters.&lt;/p&gt;&lt;table&gt;&lt;tr&gt;&lt;td&gt;Qt&lt;/td&gt;&lt;td&gt;%2 (built with %3)&lt;/td&gt;&lt;/tr&gt;&lt;tr&gt;&lt;td&gt;QCustomPlot&lt;/td&gt;&lt;td&gt;%4&lt;/td&gt;&lt;/tr&gt;&lt;tr&gt;&lt;td&gt;Engine&lt;/td&gt;&lt;td&gt;%5&lt;/td&gt;&lt;/tr&gt;&lt;/table&gt;</source>
+      <translation>&lt;h2&gt;Arclight %1&lt;/h2&gt;&lt;p&gt;Mixture-of-Experts-Inferenz für DGX-Spark-Cluster.&lt;/p&gt;&lt;table&gt;&lt;tr&gt;&lt;td&gt;Qt&lt;/td&gt;&lt;td&gt;%2 (gebaut mit %3)&lt;/td&gt;&lt;/tr&gt;&lt;tr&gt;&lt;td&gt;QCustomPlot&lt;/td&gt;&lt;td&gt;%4&lt;/td&gt;&lt;/tr&gt;&lt;tr&gt;&lt;td&gt;Engine&lt;/td&gt;&lt;td&gt;%5&lt;/td&gt;&lt;/tr&gt;&lt;/table&gt;</translation>
+    </message>
+    <message>
+      <source>About Arclight</source>
+      <translation>Über Arclight</translation>
+    </message>
+    <message>
+      <source>not connected</source>
+      <translation>nicht verbunden</translation>
+    </message>
+  </context>
+  <context>
+    <name>arc::app::BoxTableModel</name>
+    <message>
+      <source>%1 of %2</source>
+      <translation>%1 von %2</translation>
+    </message>
+    <message>
+      <source>%1 tok/s</source>
+      <translation>%1 Token/s</translation>
+    </message>
+    <message>
+      <source>Boxes</source>
+      <translation>Boxen</translation>
+    </message>
+    <message>
+      <source>Decode ceiling</source>
+      <translation>Decode-Obergrenze</translation>
+    </message>
+    <message>
+      <source>Largest context</source>
+      <translation>Größter Kontext</translation>
+    </message>
+    <message>
+      <source>Used per box</source>
+      <translation>Belegt pro Box</translation>
+    </message>
+    <message>
+      <source>Verdict</source>
+      <translation>Ergebnis</translation>
+    </message>
+    <message>
+      <source>unknown</source>
+      <translation>unbekannt</translation>
+    </message>
+  </context>
+  <context>
+    <name>arc::app::EngineClient</name>
+    <message>
+      <source>HTTP %1</source>
+      <translation>HTTP %1</translation>
+    </message>
+    <message>
+      <source>HTTP %1 from %2: %3</source>
+      <translation>HTTP %1 von %2: %3</translation>
+    </message>
+    <message>
+      <source>engine not reachable at %1: %2</source>
+      <translation>Engine unter %1 nicht erreichbar: %2</translation>
+    </message>
+    <message>
+      <source>lost the connection to the engine: %1</source>
+      <translation>Verbindung zur Engine verloren: %1</translation>
+    </message>
+    <message>
+      <source>the engine refused the API key (HTTP %1); check it in Settings</source>
+      <translation>die Engine hat den API-Schlüssel abgelehnt (HTTP %1); bitte in den Einstellungen prüfen</translation>
+    </message>
+    <message>
+      <source>the engine refused the load (HTTP %1)</source>
+      <translation>die Engine hat das Laden abgelehnt (HTTP %1)</translation>
+    </message>
+    <message>
+      <source>the engine sent an unreadable event (%1)</source>
+      <translation>die Engine hat ein unlesbares Ereignis gesendet (%1)</translation>
+    </message>
+    <message>
+      <source>the engine sent malformed JSON for %1: %2</source>
+      <translation>die Engine hat fehlerhaftes JSON für %1 gesendet: %2</translation>
+    </message>
+    <message>
+      <source>the engine's event stream sent an oversized event; reconnecting</source>
+      <translation>der Ereignisstrom der Engine hat ein übergroßes Ereignis gesendet; verbinde neu</translation>
+    </message>
+  </context>
+  <context>
+    <name>arc::app::EngineProcess</name>
+    <message>
+      <source>$ %1</source>
+      <translation>$ %1</translation>
+    </message>
+    <message>
+      <source>engine not available: %1 could not be started (%2)</source>
+      <translation>Engine nicht verfügbar: %1 konnte nicht gestartet werden (%2)</translation>
+    </message>
+    <message>
+      <source>engine not available: arclight-engine was not found next to the app (%1)</source>
+      <translation>Engine nicht verfügbar: arclight-engine liegt nicht neben der App (%1)</translation>
+    </message>
+    <message>
+      <source>engine not available: it crashed</source>
+      <translation>Engine nicht verfügbar: sie ist abgestürzt</translation>
+    </message>
+    <message>
+      <source>engine not available: it exited with code %1</source>
+      <translation>Engine nicht verfügbar: sie wurde mit Code %1 beendet</translation>
+    </message>
+    <message>
+      <source>engine not available: the hostfile %1 cannot be read</source>
+      <translation>Engine nicht verfügbar: die Hostdatei %1 ist nicht lesbar</translation>
+    </message>
+  </context>
+  <context>
+    <name>arc::app::EngineSession</name>
+    <message>
+      <source>arclight-engine was not found next to the app, so it cannot make the demo model</source>
+      <translation>arclight-engine liegt nicht neben der App, daher kann das Demo-Modell nicht erzeugt werden</translation>
+    </message>
+    <message>
+      <source>cannot load: no engine is connected</source>
+      <translation>Laden nicht möglich: keine Engine verbunden</translation>
+    </message>
+    <message>
+      <source>loading failed: %1</source>
+      <translation>Laden fehlgeschlagen: %1</translation>
+    </message>
+    <message>
+      <source>no engine: starting a local engine is switched off in Settings</source>
+      <translation>keine Engine: der Start einer lokalen Engine ist in den Einstellungen ausgeschaltet</translation>
+    </message>
+    <message>
+      <source>the engine could not make the demo model (exit code %1): %2</source>
+      <translation>die Engine konnte das Demo-Modell nicht erzeugen (Exit-Code %1): %2</translation>
+    </message>
+    <message>
+      <source>the engine refused the load: %1</source>
+      <translation>die Engine hat das Laden abgelehnt: %1</translation>
+    </message>
+  </context>
+  <context>
+    <name>arc::app::FitController</name>
+    <message>
+      <source>does not fit</source>
+      <translation>passt nicht</translation>
+    </message>
+    <message>
+      <source>fits</source>
+      <translation>passt</translation>
+    </message>
+    <message>
+      <source>pick a model to see how it fits</source>
+      <translation>Wähle ein Modell, um zu sehen, wie es passt</translation>
+    </message>
+    <message>
+      <source>the file is on the engine's machine, not readable here</source>
+      <translation>die Datei liegt auf dem Rechner der Engine und ist hier nicht lesbar</translation>
+    </message>
+    <message>
+      <source>the fit calculator has no numbers for this model</source>
+      <translation>der Passrechner hat keine Zahlen für dieses Modell</translation>
+    </message>
+    <message>
+      <source>this build reads no GGUF files for planning</source>
+      <translation>dieser Build liest keine GGUF-Dateien zur Planung</translation>
+    </message>
+    <message>
+      <source>tight</source>
+      <translation>knapp</translation>
+    </message>
+  </context>
+  <context>
+    <name>arc::app::FitView</name>
+    <message>
+      <source>Box %1</source>
+      <translation>Box %1</translation>
+    </message>
+    <message>
+      <source>GiB per box</source>
+      <translation>GiB pro Box</translation>
+    </message>
+    <message>
+      <source>Headroom</source>
+      <translation>Spielraum</translation>
+    </message>
+    <message>
+      <source>KV cache</source>
+      <translation>KV-Cache</translation>
+    </message>
+    <message>
+      <source>Reserve</source>
+      <translation>Reserve</translation>
+    </message>
+    <message>
+      <source>Runtime</source>
+      <translation>Laufzeit</translation>
+    </message>
+    <message>
+      <source>Weights</source>
+      <translation>Gewichte</translation>
+    </message>
+  </context>
+  <context>
+    <name>arc::app::LogDialog</name>
+    <message>
+      <source>(the local engine has not written anything)</source>
+      <translation>(die lokale Engine hat noch nichts ausgegeben)</translation>
+    </message>
+    <message>
+      <source>Engine log</source>
+      <translation>Engine-Protokoll</translation>
+    </message>
+  </context>
+  <context>
+    <name>arc::app::MainWindow</name>
+    <message>
+      <source>%1 tok/s</source>
+      <translation>%1 Token/s</translation>
+    </message>
+    <message>
+      <source>&amp;About Arclight</source>
+      <translation>Ü&amp;ber Arclight</translation>
+    </message>
+    <message>
+      <source>&amp;Engine</source>
+      <translation>&amp;Engine</translation>
+    </message>
+    <message>
+      <source>&amp;File</source>
+      <translation>&amp;Datei</translation>
+    </message>
+    <message>
+      <source>&amp;Help</source>
+      <translation>&amp;Hilfe</translation>
+    </message>
+    <message>
+      <source>&amp;Quit</source>
+      <translation>&amp;Beenden</translation>
+    </message>
+    <message>
+      <source>&amp;Reconnect</source>
+      <translation>Neu &amp;verbinden</translation>
+    </message>
+    <message>
+      <source>&amp;Settings…</source>
+      <translation>&amp;Einstellungen…</translation>
+    </message>
+    <message>
+      <source>&amp;Start local engine</source>
+      <translation>Lokale Engine &amp;starten</translation>
+    </message>
+    <message>
+      <source>&amp;Theme</source>
+      <translation>&amp;Farbschema</translation>
+    </message>
+    <message>
+      <source>&amp;View</source>
+      <translation>&amp;Ansicht</translation>
+    </message>
+    <message>
+      <source>Arclight</source>
+      <translation>Arclight</translation>
+    </message>
+    <message>
+      <source>Benchmark</source>
+      <translation>Benchmark</translation>
+    </message>
+    <message>
+      <source>Chat</source>
+      <translation>Chat</translation>
+    </message>
+    <message>
+      <source>Cluster</source>
+      <translation>Cluster</translation>
+    </message>
+    <message>
+      <source>Coming with the %1 work: this page is not built yet.</source>
+      <translation>Kommt mit der Arbeit an %1: diese Seite ist noch nicht fertig.</translation>
+    </message>
+    <message>
+      <source>Ctrl+,</source>
+      <translation>Ctrl+,</translation>
+    </message>
+    <message>
+      <source>Ctrl+L</source>
+      <translation>Ctrl+L</translation>
+    </message>
+    <message>
+      <source>Ctrl+R</source>
+      <translation>Ctrl+R</translation>
+    </message>
+    <message>
+      <source>Dark</source>
+      <translation>Dunkel</translation>
+    </message>
+    <message>
+      <source>Engine &amp;log…</source>
+      <translation>Engine-&amp;Protokoll…</translation>
+    </message>
+    <message>
+      <source>Engine: %1</source>
+      <translation>Engine: %1</translation>
+    </message>
+    <message>
+      <source>Engine: connecting…</source>
+      <translation>Engine: verbinde…</translation>
+    </message>
+    <message>
+      <source>Engine: offline</source>
+      <translation>Engine: offline</translation>
+    </message>
+    <message>
+      <source>Engine: reconnecting…</source>
+      <translation>Engine: verbinde erneut…</translation>
+    </message>
+    <message>
+      <source>Language</source>
+      <translation>Sprache</translation>
+    </message>
+    <message>
+      <source>Light</source>
+      <translation>Hell</translation>
+    </message>
+    <message>
+      <source>Model: %1</source>
+      <translation>Modell: %1</translation>
+    </message>
+    <message>
+      <source>Models</source>
+      <translation>Modelle</translation>
+    </message>
+    <message>
+      <source>Monitor</source>
+      <translation>Monitor</translation>
+    </message>
+    <message>
+      <source>No model loaded</source>
+      <translation>Kein Modell geladen</translation>
+    </message>
+    <message>
+      <source>S&amp;top local engine</source>
+      <translation>Lokale Engine s&amp;toppen</translation>
+    </message>
+    <message>
+      <source>System</source>
+      <translation>System</translation>
+    </message>
+    <message>
+      <source>The new language is used when Arclight starts again.</source>
+      <translation>Die neue Sprache gilt ab dem nächsten Start von Arclight.</translation>
+    </message>
+    <message>
+      <source>benchmark</source>
+      <translation>Benchmark</translation>
+    </message>
+    <message>
+      <source>box %1: %2 / %3</source>
+      <translation>Box %1: %2 / %3</translation>
+    </message>
+    <message>
+      <source>chat</source>
+      <translation>Chat</translation>
+    </message>
+    <message>
+      <source>cluster</source>
+      <translation>Cluster</translation>
+    </message>
+    <message>
+      <source>monitor</source>
+      <translation>Monitor</translation>
+    </message>
+  </context>
+  <context>
+    <name>arc::app::ModelListModel</name>
+    <message>
+      <source>%1 (loaded)</source>
+      <translation>%1 (geladen)</translation>
+    </message>
+    <message>
+      <source>%1 B</source>
+      <translation>%1 Mrd.</translation>
+    </message>
+    <message>
+      <source>Active</source>
+      <translation>Aktiv</translation>
+    </message>
+    <message>
+      <source>Family</source>
+      <translation>Familie</translation>
+    </message>
+    <message>
+      <source>Fit</source>
+      <translation>Passt</translation>
+    </message>
+    <message>
+      <source>Model</source>
+      <translation>Modell</translation>
+    </message>
+    <message>
+      <source>Parameters</source>
+      <translation>Parameter</translation>
+    </message>
+    <message>
+      <source>Size</source>
+      <translation>Größe</translation>
+    </message>
+    <message>
+      <source>does not fit</source>
+      <translation>passt nicht</translation>
+    </message>
+    <message>
+      <source>fits</source>
+      <translation>passt</translation>
+    </message>
+  </context>
+  <context>
+    <name>arc::app::ModelsPage</name>
+    <message>
+      <source> GiB</source>
+      <translation> GiB</translation>
+    </message>
+    <message>
+      <source> tokens</source>
+      <translation> Token</translation>
+    </message>
+    <message>
+      <source>%1 B</source>
+      <translation>%1 Mrd.</translation>
+    </message>
+    <message>
+      <source>%1 tok/s</source>
+      <translation>%1 Token/s</translation>
+    </message>
+    <message numerus="yes">
+      <source>%n file(s) found by the engine.</source>
+      <translation><numerusform>%n Datei von der Engine gefunden.</numerusform><numerusform>%n Dateien von der Engine gefunden.</numerusform></translation>
+    </message>
+    <message>
+      <source>30–150 B</source>
+      <translation>30–150 Mrd.</translation>
+    </message>
+    <message>
+      <source>Active parameters</source>
+      <translation>Aktive Parameter</translation>
+    </message>
+    <message>
+      <source>All families</source>
+      <translation>Alle Familien</translation>
+    </message>
+    <message>
+      <source>Any size</source>
+      <translation>Jede Größe</translation>
+    </message>
+    <message>
+      <source>Architecture</source>
+      <translation>Architektur</translation>
+    </message>
+    <message>
+      <source>Asking the engine to load %1…</source>
+      <translation>Die Engine wird gebeten, %1 zu laden…</translation>
+    </message>
+    <message>
+      <source>Boxes:</source>
+      <translation>Boxen:</translation>
+    </message>
+    <message>
+      <source>Build:</source>
+      <translation>Build:</translation>
+    </message>
+    <message>
+      <source>Builds</source>
+      <translation>Builds</translation>
+    </message>
+    <message>
+      <source>Catalog</source>
+      <translation>Katalog</translation>
+    </message>
+    <message>
+      <source>Catalog entries are plans: put the GGUF file in a model folder and load it from Local files.</source>
+      <translation>Katalogeinträge sind Pläne: lege die GGUF-Datei in einen Modellordner und lade sie unter „Lokale Dateien“.</translation>
+    </message>
+    <message>
+      <source>Cluster and workload</source>
+      <translation>Cluster und Last</translation>
+    </message>
+    <message>
+      <source>Concurrent sequences:</source>
+      <translation>Gleichzeitige Sequenzen:</translation>
+    </message>
+    <message>
+      <source>Context length</source>
+      <translation>Kontextlänge</translation>
+    </message>
+    <message>
+      <source>Context:</source>
+      <translation>Kontext:</translation>
+    </message>
+    <message>
+      <source>Decode ceiling: %1 tokens/s (memory bandwidth bound)</source>
+      <translation>Decode-Obergrenze: %1 Token/s (durch die Speicherbandbreite begrenzt)</translation>
+    </message>
+    <message>
+      <source>Demo model unavailable: %1</source>
+      <translation>Demo-Modell nicht verfügbar: %1</translation>
+    </message>
+    <message>
+      <source>Demo model written to %1 (random weights: its answers are noise).</source>
+      <translation>Demo-Modell nach %1 geschrieben (Zufallsgewichte: seine Antworten sind Rauschen).</translation>
+    </message>
+    <message numerus="yes">
+      <source>Does not fit on %n box(es)</source>
+      <translation><numerusform>Passt nicht auf %n Box</numerusform><numerusform>Passt nicht auf %n Boxen</numerusform></translation>
+    </message>
+    <message>
+      <source>File</source>
+      <translation>Datei</translation>
+    </message>
+    <message numerus="yes">
+      <source>Fits on %n box(es)</source>
+      <translation><numerusform>Passt auf %n Box</numerusform><numerusform>Passt auf %n Boxen</numerusform></translation>
+    </message>
+    <message>
+      <source>Fits only</source>
+      <translation>Nur passende</translation>
+    </message>
+    <message>
+      <source>KV cache type:</source>
+      <translation>KV-Cache-Typ:</translation>
+    </message>
+    <message numerus="yes">
+      <source>Largest context at %n concurrent sequence(s): %1 tokens</source>
+      <translation><numerusform>Größter Kontext bei %n Sequenz: %1 Token</numerusform><numerusform>Größter Kontext bei %n gleichzeitigen Sequenzen: %1 Token</numerusform></translation>
+    </message>
+    <message>
+      <source>License</source>
+      <translation>Lizenz</translation>
+    </message>
+    <message>
+      <source>Load</source>
+      <translation>Laden</translation>
+    </message>
+    <message>
+      <source>Loaded.</source>
+      <translation>Geladen.</translation>
+    </message>
+    <message>
+      <source>Loading: %1</source>
+      <translation>Lädt: %1</translation>
+    </message>
+    <message>
+      <source>Local files</source>
+      <translation>Lokale Dateien</translation>
+    </message>
+    <message>
+      <source>Make a demo model (random weights)</source>
+      <translation>Demo-Modell erzeugen (Zufallsgewichte)</translation>
+    </message>
+    <message>
+      <source>Making a demo model with random weights…</source>
+      <translation>Demo-Modell mit Zufallsgewichten wird erzeugt…</translation>
+    </message>
+    <message>
+      <source>No GGUF files in the model folders. Add a folder in Settings, or try the demo model.</source>
+      <translation>Keine GGUF-Dateien in den Modellordnern. Füge in den Einstellungen einen Ordner hinzu oder probiere das Demo-Modell.</translation>
+    </message>
+    <message>
+      <source>No engine connected.</source>
+      <translation>Keine Engine verbunden.</translation>
+    </message>
+    <message>
+      <source>No engine connected: local files are listed by the engine.</source>
+      <translation>Keine Engine verbunden: lokale Dateien listet die Engine auf.</translation>
+    </message>
+    <message>
+      <source>No fit report</source>
+      <translation>Kein Passbericht</translation>
+    </message>
+    <message>
+      <source>Over 150 B</source>
+      <translation>Über 150 Mrd.</translation>
+    </message>
+    <message>
+      <source>Parameters</source>
+      <translation>Parameter</translation>
+    </message>
+    <message>
+      <source>Published speeds</source>
+      <translation>Veröffentlichte Geschwindigkeiten</translation>
+    </message>
+    <message>
+      <source>Refresh</source>
+      <translation>Aktualisieren</translation>
+    </message>
+    <message>
+      <source>Reserve per box (OS, apps):</source>
+      <translation>Reserve pro Box (System, Apps):</translation>
+    </message>
+    <message>
+      <source>Search models…</source>
+      <translation>Modelle suchen…</translation>
+    </message>
+    <message>
+      <source>The fit calculator cannot read the catalog: %1</source>
+      <translation>Der Passrechner kann den Katalog nicht lesen: %1</translation>
+    </message>
+    <message>
+      <source>The model catalog is not part of this build (%1).</source>
+      <translation>Der Modellkatalog ist nicht Teil dieses Builds (%1).</translation>
+    </message>
+    <message>
+      <source>Under 30 B</source>
+      <translation>Unter 30 Mrd.</translation>
+    </message>
+    <message>
+      <source>Unload</source>
+      <translation>Entladen</translation>
+    </message>
+    <message>
+      <source>Usable memory per box:</source>
+      <translation>Nutzbarer Speicher pro Box:</translation>
+    </message>
+    <message>
+      <source>Writes a small model with random weights so loading, chat and the charts can be tried at once. Its answers are noise.</source>
+      <translation>Schreibt ein kleines Modell mit Zufallsgewichten, damit Laden, Chat und Diagramme sofort ausprobiert werden können. Seine Antworten sind Rauschen.</translation>
+    </message>
+    <message>
+      <source>not recorded</source>
+      <translation>nicht erfasst</translation>
+    </message>
+    <message>
+      <source>source not recorded</source>
+      <translation>Quelle nicht erfasst</translation>
+    </message>
+    <message>
+      <source>this file</source>
+      <translation>diese Datei</translation>
+    </message>
+  </context>
+  <context>
+    <name>arc::app::SettingsDialog</name>
+    <message>
+      <source>API key:</source>
+      <translation>API-Schlüssel:</translation>
+    </message>
+    <message>
+      <source>Appearance</source>
+      <translation>Darstellung</translation>
+    </message>
+    <message>
+      <source>Attach to a running engine</source>
+      <translation>Mit einer laufenden Engine verbinden</translation>
+    </message>
+    <message>
+      <source>Browse…</source>
+      <translation>Durchsuchen…</translation>
+    </message>
+    <message>
+      <source>Dark</source>
+      <translation>Dunkel</translation>
+    </message>
+    <message>
+      <source>Engine</source>
+      <translation>Engine</translation>
+    </message>
+    <message>
+      <source>Language:</source>
+      <translation>Sprache:</translation>
+    </message>
+    <message>
+      <source>Light</source>
+      <translation>Hell</translation>
+    </message>
+    <message>
+      <source>MPI hostfile</source>
+      <translation>MPI-Hostdatei</translation>
+    </message>
+    <message>
+      <source>MPI hostfile:</source>
+      <translation>MPI-Hostdatei:</translation>
+    </message>
+    <message>
+      <source>Model folders:</source>
+      <translation>Modellordner:</translation>
+    </message>
+    <message>
+      <source>One folder per line</source>
+      <translation>Ein Ordner pro Zeile</translation>
+    </message>
+    <message>
+      <source>Port:</source>
+      <translation>Port:</translation>
+    </message>
+    <message>
+      <source>Processes (boxes):</source>
+      <translation>Prozesse (Boxen):</translation>
+    </message>
+    <message>
+      <source>Run a local engine</source>
+      <translation>Lokale Engine ausführen</translation>
+    </message>
+    <message>
+      <source>Settings</source>
+      <translation>Einstellungen</translation>
+    </message>
+    <message>
+      <source>Start it when the app starts</source>
+      <translation>Beim Start der App starten</translation>
+    </message>
+    <message>
+      <source>System</source>
+      <translation>System</translation>
+    </message>
+    <message>
+      <source>System language</source>
+      <translation>Systemsprache</translation>
+    </message>
+    <message>
+      <source>Theme:</source>
+      <translation>Farbschema:</translation>
+    </message>
+    <message>
+      <source>URL:</source>
+      <translation>URL:</translation>
+    </message>
+    <message>
+      <source>none: one box</source>
+      <translation>keine: eine Box</translation>
+    </message>
+  </context>
+</TS>

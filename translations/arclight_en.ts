@@ -1,0 +1,45 @@
+<?xml version="1.0" encoding="utf-8"?>
+<!DOCTYPE TS>
+<TS version="2.1" language="en_US">
+  <context>
+    <name>CatalogEntry</name>
+    <message numerus="yes">
+      <source>%n box(es)</source>
+      <translation>
+        <numerusform>%n box</numerusform>
+        <numerusform>%n boxes</numerusform>
+      </translation>
+    </message>
+  </context>
+  <context>
+    <name>arc::app::ModelsPage</name>
+    <message numerus="yes">
+      <source>%n file(s) found by the engine.</source>
+      <translation>
+        <numerusform>%n file found by the engine.</numerusform>
+        <numerusform>%n files found by the engine.</numerusform>
+      </translation>
+    </message>
+    <message numerus="yes">
+      <source>Does not fit on %n box(es)</source>
+      <translation>
+        <numerusform>Does not fit on %n box</numerusform>
+        <numerusform>Does not fit on %n boxes</numerusform>
+      </translation>
+    </message>
+    <message numerus="yes">
+      <source>Fits on %n box(es)</source>
+      <translation>
+        <numerusform>Fits on %n box</numerusform>
+        <numerusform>Fits on %n boxes</numerusform>
+      </translation>
+    </message>
+    <message numerus="yes">
+      <source>Largest context at %n concurrent sequence(s): %1 tokens</source>
+      <translation>
+        <numerusform>Largest context at %n sequence: %1 tokens</numerusform>
+        <numerusform>Largest context at %n concurrent sequences: %1 tokens</numerusform>
+      </translation>
+    </message>
+  </context>
+</TS>
