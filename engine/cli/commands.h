@@ -20,5 +20,6 @@ void add_fit_command(CLI::App& app, CliContext& ctx);
 void add_inspect_command(CLI::App& app, CliContext& ctx);
 void add_chat_template_command(CLI::App& app, CliContext& ctx);
 void add_tokenize_command(CLI::App& app, CliContext& ctx);
+void add_bench_serve_command(CLI::App& app, CliContext& ctx);
 
 }  // namespace arc::cli

@@ -29,6 +29,7 @@ int main(int argc, char** argv) {
   arc::cli::add_inspect_command(app, ctx);
   arc::cli::add_chat_template_command(app, ctx);
   arc::cli::add_tokenize_command(app, ctx);
+  arc::cli::add_bench_serve_command(app, ctx);
 
   try {
     app.parse(argc, argv);
