@@ -1,6 +1,7 @@
 #include "MarkdownRenderer.h"
 
 #include <QTextBlock>
+#include <QTextCursor>
 #include <QTextDocument>
 
 namespace arc::app {
@@ -97,6 +98,11 @@ void CodeHighlighter::highlightBlock(const QString& text) {
 
 void MarkdownRenderer::render(QTextDocument* doc, const QString& markdown, bool dark) {
   doc->setMarkdown(markdown, QTextDocument::MarkdownDialectGitHub);
+  // Code blocks get a shaded background so they stand apart from the prose.
+  QTextBlockFormat shade;
+  shade.setBackground(dark ? QColor(0x2b, 0x2d, 0x30) : QColor(0xf2, 0xf3, 0xf5));
+  for (QTextBlock b = doc->begin(); b.isValid(); b = b.next())
+    if (isCodeBlock(b)) QTextCursor(b).mergeBlockFormat(shade);
   // The importer sets the code-block formats after inserting text, so colour once it is done
   // (a new highlighter would otherwise only run later from the event loop).
   auto* h = doc->findChild<CodeHighlighter*>();
