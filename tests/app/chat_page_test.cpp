@@ -14,6 +14,7 @@
 #include "ChatController.h"
 #include "ChatPage.h"
 #include "ConversationListModel.h"
+#include "EngineSession.h"
 #include "MessageWidget.h"
 #include "fake_chat_server.h"
 
@@ -111,6 +112,23 @@ TEST(ChatPage, AttachFollowsVisionAndCorruptFilesAreReported) {
   page.setVisionAvailable(true);
   EXPECT_TRUE(page.attachEnabled());
   EXPECT_TRUE(bad.exists());
+}
+
+TEST(ChatPage, VisionCapabilityFromModelsEnablesAttach) {
+  QTemporaryDir dir;
+  EngineSession session;
+  ChatPage page(&session, nullptr, dir.path());
+  EXPECT_FALSE(page.attachEnabled());
+  auto model = [](bool vision) {
+    return QJsonArray{QJsonObject{
+        {QStringLiteral("id"), QStringLiteral("m")},
+        {QStringLiteral("meta"), QJsonObject{{QStringLiteral("capabilities"),
+                                              QJsonObject{{QStringLiteral("vision"), vision}}}}}}};
+  };
+  emit session.client()->modelsReceived(model(true));
+  EXPECT_TRUE(page.attachEnabled());
+  emit session.client()->modelsReceived(model(false));
+  EXPECT_FALSE(page.attachEnabled());
 }
 
 TEST(ChatPage, ScreenshotWithAnAnswer) {
