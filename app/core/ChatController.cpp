@@ -263,9 +263,14 @@ QString ChatController::describeFailure(int httpStatus, const QByteArray& body,
   QString msg =
       e.isObject() ? e.toObject().value(QStringLiteral("message")).toString() : e.toString();
   if (msg.isEmpty()) msg = QString::fromUtf8(body.left(300)).trimmed();
-  if (msg.contains(QStringLiteral("context"), Qt::CaseInsensitive) &&
-      (msg.contains(QStringLiteral("long"), Qt::CaseInsensitive) ||
-       msg.contains(QStringLiteral("exceed"), Qt::CaseInsensitive)))
+  // The engine marks a prompt longer than the context with OpenAI's code; other servers only
+  // say so in the message.
+  const bool tooLong = e.toObject().value(QStringLiteral("code")).toString() ==
+                           QLatin1String("context_length_exceeded") ||
+                       (msg.contains(QStringLiteral("context"), Qt::CaseInsensitive) &&
+                        (msg.contains(QStringLiteral("long"), Qt::CaseInsensitive) ||
+                         msg.contains(QStringLiteral("exceed"), Qt::CaseInsensitive)));
+  if (tooLong)
     return tr("The conversation is too long for the model's context: %1. Start a new conversation "
               "or remove earlier turns.")
         .arg(msg);

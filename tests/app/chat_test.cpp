@@ -167,12 +167,16 @@ TEST(ChatController, RegenerateAndEditSendTheRightBodies) {
 TEST(ChatController, RefusedRequestIsShownAndTheDraftComesBack) {
   Fixture f;
   f.server.failStatus = 400;
-  f.server.failBody = "{\"error\":{\"message\":\"prompt exceeds the context size (4096 tokens)\"}}";
+  // As the engine's send_openai_error writes it for a prompt longer than the context.
+  f.server.failBody =
+      "{\"error\":{\"message\":\"prompt has 5000 tokens, the context holds 4096\","
+      "\"type\":\"invalid_request_error\",\"param\":null,\"code\":\"context_length_exceeded\"}}";
   QSignalSpy draft(&f.controller, &ChatController::draftReturned);
   ASSERT_TRUE(f.controller.send(QStringLiteral("my long text"), {QStringLiteral("data:x")}));
   ASSERT_TRUE(f.waitIdle());
   EXPECT_EQ(f.last().status, ChatMessage::Status::Error);
-  EXPECT_TRUE(f.last().error.contains(QStringLiteral("prompt exceeds the context size")))
+  EXPECT_TRUE(
+      f.last().error.contains(QStringLiteral("prompt has 5000 tokens, the context holds 4096")))
       << f.last().error.toStdString();
   EXPECT_TRUE(f.last().error.contains(QStringLiteral("too long"))) << f.last().error.toStdString();
   ASSERT_EQ(draft.size(), 1);
