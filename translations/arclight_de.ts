@@ -73,6 +73,21 @@
     </message>
   </context>
   <context>
+    <name>ImageAttachment</name>
+    <message>
+      <source>%1 is larger than %2 MiB.</source>
+      <translation>%1 ist größer als %2 MiB.</translation>
+    </message>
+    <message>
+      <source>%1 is not an image.</source>
+      <translation>%1 ist kein Bild.</translation>
+    </message>
+    <message>
+      <source>Cannot read %1: %2</source>
+      <translation>%1 kann nicht gelesen werden: %2</translation>
+    </message>
+  </context>
+  <context>
     <name>LoadProgressTracker</name>
     <message>
       <source>%1 h %2 min</source>
@@ -143,6 +158,206 @@
     <message>
       <source>unknown</source>
       <translation>unbekannt</translation>
+    </message>
+  </context>
+  <context>
+    <name>arc::app::ChatComposer</name>
+    <message>
+      <source>Message (Enter sends, Shift+Enter new line, Esc stops)</source>
+      <translation>Nachricht (Enter sendet, Umschalt+Enter neue Zeile, Esc stoppt)</translation>
+    </message>
+  </context>
+  <context>
+    <name>arc::app::ChatController</name>
+    <message>
+      <source>The conversation is too long for the model's context: %1. Start a new conversation or remove earlier turns.</source>
+      <translation>Die Unterhaltung ist zu lang für den Kontext des Modells: %1. Beginnen Sie eine neue Unterhaltung oder entfernen Sie frühere Beiträge.</translation>
+    </message>
+    <message>
+      <source>The engine could not be reached (%1). Is it running?</source>
+      <translation>Die Engine ist nicht erreichbar (%1). Läuft sie?</translation>
+    </message>
+    <message>
+      <source>The engine refused the request (HTTP %1): %2</source>
+      <translation>Die Engine hat die Anfrage abgelehnt (HTTP %1): %2</translation>
+    </message>
+    <message>
+      <source>The engine sent a malformed stream (a line over 16 MiB).</source>
+      <translation>Die Engine hat einen fehlerhaften Datenstrom gesendet (eine Zeile über 16 MiB).</translation>
+    </message>
+    <message>
+      <source>The engine stopped with an error: %1</source>
+      <translation>Die Engine hat mit einem Fehler abgebrochen: %1</translation>
+    </message>
+  </context>
+  <context>
+    <name>arc::app::ChatPage</name>
+    <message>
+      <source>Attach images</source>
+      <translation>Bilder anhängen</translation>
+    </message>
+    <message>
+      <source>Attach images (or drop or paste them into the message)</source>
+      <translation>Bilder anhängen (oder in die Nachricht ziehen oder einfügen)</translation>
+    </message>
+    <message>
+      <source>Attach image…</source>
+      <translation>Bild anhängen…</translation>
+    </message>
+    <message>
+      <source>Balanced</source>
+      <translation>Ausgewogen</translation>
+    </message>
+    <message>
+      <source>Creative</source>
+      <translation>Kreativ</translation>
+    </message>
+    <message>
+      <source>Custom</source>
+      <translation>Eigene</translation>
+    </message>
+    <message>
+      <source>Delete</source>
+      <translation>Löschen</translation>
+    </message>
+    <message>
+      <source>Delete "%1"? This cannot be undone.</source>
+      <translation>„%1“ löschen? Das lässt sich nicht rückgängig machen.</translation>
+    </message>
+    <message>
+      <source>Delete conversation</source>
+      <translation>Unterhaltung löschen</translation>
+    </message>
+    <message>
+      <source>Edit message</source>
+      <translation>Nachricht bearbeiten</translation>
+    </message>
+    <message>
+      <source>Images (*.png *.jpg *.jpeg *.webp *.gif *.bmp)</source>
+      <translation>Bilder (*.png *.jpg *.jpeg *.webp *.gif *.bmp)</translation>
+    </message>
+    <message>
+      <source>Instructions the model follows in this conversation</source>
+      <translation>Anweisungen, denen das Modell in dieser Unterhaltung folgt</translation>
+    </message>
+    <message>
+      <source>Max tokens</source>
+      <translation>Max. Token</translation>
+    </message>
+    <message>
+      <source>New</source>
+      <translation>Neu</translation>
+    </message>
+    <message>
+      <source>No model is loaded.</source>
+      <translation>Es ist kein Modell geladen.</translation>
+    </message>
+    <message>
+      <source>Precise</source>
+      <translation>Präzise</translation>
+    </message>
+    <message>
+      <source>Reading prompt… %1 s</source>
+      <translation>Lese Eingabe… %1 s</translation>
+    </message>
+    <message>
+      <source>Remove</source>
+      <translation>Entfernen</translation>
+    </message>
+    <message>
+      <source>Remove this image</source>
+      <translation>Dieses Bild entfernen</translation>
+    </message>
+    <message>
+      <source>Rename</source>
+      <translation>Umbenennen</translation>
+    </message>
+    <message>
+      <source>Rename conversation</source>
+      <translation>Unterhaltung umbenennen</translation>
+    </message>
+    <message>
+      <source>Sampling:</source>
+      <translation>Sampling:</translation>
+    </message>
+    <message>
+      <source>Search conversations</source>
+      <translation>Unterhaltungen durchsuchen</translation>
+    </message>
+    <message>
+      <source>Send</source>
+      <translation>Senden</translation>
+    </message>
+    <message>
+      <source>Stop</source>
+      <translation>Stopp</translation>
+    </message>
+    <message>
+      <source>System prompt and sampling</source>
+      <translation>Systemprompt und Sampling</translation>
+    </message>
+    <message>
+      <source>System prompt:</source>
+      <translation>Systemprompt:</translation>
+    </message>
+    <message>
+      <source>Temperature</source>
+      <translation>Temperatur</translation>
+    </message>
+    <message>
+      <source>The later turns are replaced by a new answer.</source>
+      <translation>Die späteren Beiträge werden durch eine neue Antwort ersetzt.</translation>
+    </message>
+    <message>
+      <source>The loaded model cannot read images.</source>
+      <translation>Das geladene Modell kann keine Bilder lesen.</translation>
+    </message>
+    <message>
+      <source>Title:</source>
+      <translation>Titel:</translation>
+    </message>
+    <message>
+      <source>Top k</source>
+      <translation>Top k</translation>
+    </message>
+    <message>
+      <source>Top p</source>
+      <translation>Top p</translation>
+    </message>
+    <message>
+      <source>Writing the answer… %1 s</source>
+      <translation>Schreibe die Antwort… %1 s</translation>
+    </message>
+  </context>
+  <context>
+    <name>arc::app::ConversationListModel</name>
+    <message>
+      <source>Could not save the conversation to %1: %2</source>
+      <translation>Die Unterhaltung konnte nicht in %1 gespeichert werden: %2</translation>
+    </message>
+    <message>
+      <source>New conversation</source>
+      <translation>Neue Unterhaltung</translation>
+    </message>
+    <message>
+      <source>Skipped the conversation file %1: %2</source>
+      <translation>Unterhaltungsdatei %1 übersprungen: %2</translation>
+    </message>
+    <message>
+      <source>its id "%1" does not match the file name</source>
+      <translation>ihre ID „%1“ passt nicht zum Dateinamen</translation>
+    </message>
+    <message>
+      <source>not a conversation (%1)</source>
+      <translation>keine Unterhaltung (%1)</translation>
+    </message>
+    <message>
+      <source>not valid JSON (%1 at byte %2)</source>
+      <translation>kein gültiges JSON (%1 bei Byte %2)</translation>
+    </message>
+    <message>
+      <source>the file is larger than %1 MiB</source>
+      <translation>die Datei ist größer als %1 MiB</translation>
     </message>
   </context>
   <context>
@@ -458,16 +673,75 @@
       <translation>Box %1: %2 / %3</translation>
     </message>
     <message>
-      <source>chat</source>
-      <translation>Chat</translation>
-    </message>
-    <message>
       <source>cluster</source>
       <translation>Cluster</translation>
     </message>
     <message>
       <source>monitor</source>
       <translation>Monitor</translation>
+    </message>
+  </context>
+  <context>
+    <name>arc::app::MessageWidget</name>
+    <message>
+      <source>%1 prefix tokens reused</source>
+      <translation>%1 Präfix-Token wiederverwendet</translation>
+    </message>
+    <message>
+      <source>%1 tok/s</source>
+      <translation>%1 Token/s</translation>
+    </message>
+    <message>
+      <source>(stopped)</source>
+      <translation>(gestoppt)</translation>
+    </message>
+    <message>
+      <source>Assistant</source>
+      <translation>Assistent</translation>
+    </message>
+    <message>
+      <source>Copy</source>
+      <translation>Kopieren</translation>
+    </message>
+    <message>
+      <source>Copy %1 code</source>
+      <translation>%1-Code kopieren</translation>
+    </message>
+    <message>
+      <source>Copy code</source>
+      <translation>Code kopieren</translation>
+    </message>
+    <message>
+      <source>Edit</source>
+      <translation>Bearbeiten</translation>
+    </message>
+    <message>
+      <source>Regenerate</source>
+      <translation>Neu erzeugen</translation>
+    </message>
+    <message>
+      <source>Retry</source>
+      <translation>Erneut versuchen</translation>
+    </message>
+    <message>
+      <source>Thinking</source>
+      <translation>Überlegungen</translation>
+    </message>
+    <message>
+      <source>Thinking…</source>
+      <translation>Überlegt…</translation>
+    </message>
+    <message>
+      <source>You</source>
+      <translation>Sie</translation>
+    </message>
+    <message>
+      <source>first token %1 s</source>
+      <translation>erstes Token %1 s</translation>
+    </message>
+    <message>
+      <source>tokens in %1 / out %2</source>
+      <translation>Token ein %1 / aus %2</translation>
     </message>
   </context>
   <context>

@@ -226,6 +226,80 @@ DE = {
         "<h2>Arclight %1</h2><p>Mixture-of-Experts-Inferenz für DGX-Spark-Cluster.</p>"
         "<table><tr><td>Qt</td><td>%2 (gebaut mit %3)</td></tr>"
         "<tr><td>QCustomPlot</td><td>%4</td></tr><tr><td>Engine</td><td>%5</td></tr></table>",
+    # Chat page
+    "%1 is larger than %2 MiB.": "%1 ist größer als %2 MiB.",
+    "%1 is not an image.": "%1 ist kein Bild.",
+    "Cannot read %1: %2": "%1 kann nicht gelesen werden: %2",
+    "Message (Enter sends, Shift+Enter new line, Esc stops)":
+        "Nachricht (Enter sendet, Umschalt+Enter neue Zeile, Esc stoppt)",
+    "The conversation is too long for the model's context: %1. Start a new conversation or remove earlier turns.":
+        "Die Unterhaltung ist zu lang für den Kontext des Modells: %1. Beginnen Sie eine neue "
+        "Unterhaltung oder entfernen Sie frühere Beiträge.",
+    "The engine could not be reached (%1). Is it running?":
+        "Die Engine ist nicht erreichbar (%1). Läuft sie?",
+    "The engine refused the request (HTTP %1): %2": "Die Engine hat die Anfrage abgelehnt (HTTP %1): %2",
+    "The engine sent a malformed stream (a line over 16 MiB).":
+        "Die Engine hat einen fehlerhaften Datenstrom gesendet (eine Zeile über 16 MiB).",
+    "The engine stopped with an error: %1": "Die Engine hat mit einem Fehler abgebrochen: %1",
+    "Attach images": "Bilder anhängen",
+    "Attach images (or drop or paste them into the message)":
+        "Bilder anhängen (oder in die Nachricht ziehen oder einfügen)",
+    "Attach image…": "Bild anhängen…",
+    "Balanced": "Ausgewogen",
+    "Creative": "Kreativ",
+    "Custom": "Eigene",
+    "Delete": "Löschen",
+    "Delete \"%1\"? This cannot be undone.": "„%1“ löschen? Das lässt sich nicht rückgängig machen.",
+    "Delete conversation": "Unterhaltung löschen",
+    "Edit message": "Nachricht bearbeiten",
+    "Images (*.png *.jpg *.jpeg *.webp *.gif *.bmp)": "Bilder (*.png *.jpg *.jpeg *.webp *.gif *.bmp)",
+    "Instructions the model follows in this conversation":
+        "Anweisungen, denen das Modell in dieser Unterhaltung folgt",
+    "Max tokens": "Max. Token",
+    "New": "Neu",
+    "No model is loaded.": "Es ist kein Modell geladen.",
+    "Precise": "Präzise",
+    "Reading prompt… %1 s": "Lese Eingabe… %1 s",
+    "Remove": "Entfernen",
+    "Remove this image": "Dieses Bild entfernen",
+    "Rename": "Umbenennen",
+    "Rename conversation": "Unterhaltung umbenennen",
+    "Sampling:": "Sampling:",
+    "Search conversations": "Unterhaltungen durchsuchen",
+    "Send": "Senden",
+    "Stop": "Stopp",
+    "System prompt and sampling": "Systemprompt und Sampling",
+    "System prompt:": "Systemprompt:",
+    "Temperature": "Temperatur",
+    "The later turns are replaced by a new answer.":
+        "Die späteren Beiträge werden durch eine neue Antwort ersetzt.",
+    "The loaded model cannot read images.": "Das geladene Modell kann keine Bilder lesen.",
+    "Title:": "Titel:",
+    "Top k": "Top k",
+    "Top p": "Top p",
+    "Writing the answer… %1 s": "Schreibe die Antwort… %1 s",
+    "Could not save the conversation to %1: %2":
+        "Die Unterhaltung konnte nicht in %1 gespeichert werden: %2",
+    "New conversation": "Neue Unterhaltung",
+    "Skipped the conversation file %1: %2": "Unterhaltungsdatei %1 übersprungen: %2",
+    "its id \"%1\" does not match the file name": "ihre ID „%1“ passt nicht zum Dateinamen",
+    "not a conversation (%1)": "keine Unterhaltung (%1)",
+    "not valid JSON (%1 at byte %2)": "kein gültiges JSON (%1 bei Byte %2)",
+    "the file is larger than %1 MiB": "die Datei ist größer als %1 MiB",
+    "%1 prefix tokens reused": "%1 Präfix-Token wiederverwendet",
+    "(stopped)": "(gestoppt)",
+    "Assistant": "Assistent",
+    "Copy": "Kopieren",
+    "Copy %1 code": "%1-Code kopieren",
+    "Copy code": "Code kopieren",
+    "Edit": "Bearbeiten",
+    "Regenerate": "Neu erzeugen",
+    "Retry": "Erneut versuchen",
+    "Thinking": "Überlegungen",
+    "Thinking…": "Überlegt…",
+    "You": "Sie",
+    "first token %1 s": "erstes Token %1 s",
+    "tokens in %1 / out %2": "Token ein %1 / aus %2",
 }
 
 

@@ -30,6 +30,7 @@ class EngineClient : public QObject {
 
   void setBaseUrl(const QUrl& url);
   QUrl baseUrl() const { return m_baseUrl; }
+  QString apiKey() const { return m_apiKey; }
   void setApiKey(const QString& key) { m_apiKey = key; }
   // Backoff between reconnect attempts: starts at initialMs, doubles up to maxMs.
   void setBackoff(int initialMs, int maxMs);

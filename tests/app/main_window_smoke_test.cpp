@@ -7,9 +7,13 @@
 #include <QTest>
 
 #include "Application.h"
+#include "ChatController.h"
+#include "ChatPage.h"
+#include "ConversationListModel.h"
 #include "EngineClient.h"
 #include "FitController.h"
 #include "MainWindow.h"
+#include "MessageWidget.h"
 #include "ModelListModel.h"
 #include "ModelsPage.h"
 
@@ -48,6 +52,11 @@ TEST(MainWindowSmoke, GermanTranslationIsCompleteForEveryContext) {
   EXPECT_EQ(FitController::tr("tight"), QStringLiteral("knapp"));
   EXPECT_EQ(ModelsPage::tr("Fits on %n box(es)", nullptr, 2), QStringLiteral("Passt auf 2 Boxen"));
   EXPECT_EQ(engineStateName(EngineState::Ready), QStringLiteral("bereit"));
+  EXPECT_EQ(ChatPage::tr("Send"), QStringLiteral("Senden"));
+  EXPECT_EQ(MessageWidget::tr("Regenerate"), QStringLiteral("Neu erzeugen"));
+  EXPECT_EQ(ChatController::tr("The engine stopped with an error: %1"),
+            QStringLiteral("Die Engine hat mit einem Fehler abgebrochen: %1"));
+  EXPECT_EQ(ConversationListModel::tr("New conversation"), QStringLiteral("Neue Unterhaltung"));
   {
     MainWindow w;
     EXPECT_TRUE(w.statusText().contains(QStringLiteral("Kein Modell geladen")))
