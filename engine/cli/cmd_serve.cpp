@@ -7,6 +7,9 @@
 #include <string>
 #include <vector>
 
+#include <filesystem>
+
+#include "arc/catalog.h"
 #include "arc/engine_service.h"
 #include "arc/log.h"
 #include "arc/server.h"
@@ -44,6 +47,14 @@ int serve(ServeOpts o) {
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
 
   o.engine.version = ARC_VERSION;
+  {
+    // The catalog beside the installed binary or in the source tree (for POST /engine/fit).
+    std::error_code ec;
+    auto exe = std::filesystem::read_symlink("/proc/self/exe", ec);
+    if (auto cat = catalog::find_builtin_catalog(ec ? "." : exe.parent_path().string()); cat.ok()) {
+      o.engine.catalog_path = *cat;
+    }
+  }
   EngineService service(o.engine);
   Server server(o.server, service);
   if (Status s = server.start(); !s.ok()) {
@@ -73,23 +84,32 @@ int serve(ServeOpts o) {
 
 void add_serve_command(CLI::App& app, CliContext& ctx) {
   auto o = std::make_shared<ServeOpts>();
-  auto* cmd = app.add_subcommand("serve", "Serve a model over OpenAI- and Anthropic-compatible HTTP");
-  cmd->add_option("--model,-m", o->model, "GGUF file to load at start (optional: load later over HTTP)");
+  auto* cmd =
+      app.add_subcommand("serve", "Serve a model over OpenAI- and Anthropic-compatible HTTP");
+  cmd->add_option("--model,-m", o->model,
+                  "GGUF file to load at start (optional: load later over HTTP)");
   cmd->add_option("--host", o->server.host, "address to bind")->capture_default_str();
   cmd->add_option("--port", o->server.port, "port (0: any free port)")->capture_default_str();
   cmd->add_option("--api-key", o->server.api_key, "require this key on every route but /health");
-  cmd->add_flag("--insecure", o->server.insecure, "allow a non-loopback address without an API key");
+  cmd->add_flag("--insecure", o->server.insecure,
+                "allow a non-loopback address without an API key");
   cmd->add_option("--ctx-size,-c", o->engine.ctx_size, "longest sequence (prompt + answer)")
-      ->capture_default_str()->check(CLI::Range(16, 1 << 24));
+      ->capture_default_str()
+      ->check(CLI::Range(16, 1 << 24));
   cmd->add_option("--max-batch-tokens", o->engine.max_batch_tokens, "tokens per forward step")
-      ->capture_default_str()->check(CLI::Range(1, 1 << 20));
+      ->capture_default_str()
+      ->check(CLI::Range(1, 1 << 20));
   cmd->add_option("--parallel", o->engine.max_parallel, "sequences decoding at once")
-      ->capture_default_str()->check(CLI::Range(1, 4096));
-  cmd->add_option("--model-dir", o->engine.model_dirs, "folders searched for GGUF files (repeatable)");
+      ->capture_default_str()
+      ->check(CLI::Range(1, 4096));
+  cmd->add_option("--model-dir", o->engine.model_dirs,
+                  "folders searched for GGUF files (repeatable)");
   cmd->add_option("--threads,-t", o->engine.threads, "CPU threads (0: all)")->capture_default_str();
   cmd->add_option("--kv-type", o->kv_type, "KV cache type: f16 or f32")->capture_default_str();
-  cmd->add_option("--reserve-gib", o->engine.reserve_gib, "memory kept free for the OS and other programs")
-      ->capture_default_str()->check(CLI::Range(0.0, 1024.0));
+  cmd->add_option("--reserve-gib", o->engine.reserve_gib,
+                  "memory kept free for the OS and other programs")
+      ->capture_default_str()
+      ->check(CLI::Range(0.0, 1024.0));
   cmd->add_option("--max-body-bytes", o->server.max_body_bytes, "largest request body")
       ->capture_default_str();
   cmd->callback([o, &ctx] { ctx.exit_code = serve(*o); });

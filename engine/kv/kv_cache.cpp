@@ -83,7 +83,8 @@ uint64_t kv_block_hash(uint64_t parent, std::span<const int32_t> tokens) {
   // splitmix64-style mixing; 0 is reserved for "not indexed".
   uint64_t h = parent ^ 0x9e3779b97f4a7c15ULL;
   for (int32_t t : tokens) {
-    h ^= static_cast<uint64_t>(static_cast<uint32_t>(t)) + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2);
+    h ^= static_cast<uint64_t>(static_cast<uint32_t>(t)) + 0x9e3779b97f4a7c15ULL + (h << 6) +
+         (h >> 2);
     h ^= h >> 30;
     h *= 0xbf58476d1ce4e5b9ULL;
     h ^= h >> 27;

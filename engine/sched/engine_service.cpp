@@ -10,6 +10,10 @@
 #include <fstream>
 #include <sstream>
 
+#include "arc/catalog.h"
+#include "arc/fit.h"
+#include "arc/fit_gguf.h"
+#include "arc/fit_json.h"
 #include "arc/gguf_summary.h"
 #include "arc/log.h"
 #include "sched/engine_service_impl.h"
@@ -48,8 +52,12 @@ std::string gib(double bytes) {
 
 }  // namespace
 
-uint64_t available_memory_bytes() { return meminfo_kib("MemAvailable") * 1024; }
-uint64_t total_memory_bytes() { return meminfo_kib("MemTotal") * 1024; }
+uint64_t available_memory_bytes() {
+  return meminfo_kib("MemAvailable") * 1024;
+}
+uint64_t total_memory_bytes() {
+  return meminfo_kib("MemTotal") * 1024;
+}
 
 EngineService::EngineService(EngineOptions options) : impl_(std::make_unique<Impl>()) {
   impl_->opt = std::move(options);
@@ -77,7 +85,8 @@ EngineService::EngineService(EngineOptions options) : impl_(std::make_unique<Imp
   m.metrics.add_gauge("arclight_kv_blocks_used", "KV cache blocks held by sequences");
   m.metrics.add_gauge("arclight_kv_cache_usage_ratio", "Fraction of KV blocks held by sequences");
   m.metrics.add_gauge("arclight_memory_used_bytes", "Resident memory of the engine, per rank");
-  m.metrics.add_gauge("arclight_memory_available_bytes", "Memory the OS reports available, per rank");
+  m.metrics.add_gauge("arclight_memory_available_bytes",
+                      "Memory the OS reports available, per rank");
   m.stats_thread = std::thread([this] { impl_->stats_loop(); });
 }
 
@@ -254,14 +263,17 @@ json EngineService::local_models() const {
   for (const auto& dir : impl_->opt.model_dirs) {
     std::error_code ec;
     if (!fs::is_directory(dir, ec)) continue;
-    for (fs::recursive_directory_iterator it(dir, fs::directory_options::skip_permission_denied, ec), end;
+    for (fs::recursive_directory_iterator
+             it(dir, fs::directory_options::skip_permission_denied, ec),
+         end;
          it != end; it.increment(ec)) {
       if (ec) break;
       if (it.depth() > 2) it.disable_recursion_pending();
       if (!it->is_regular_file(ec) || it->path().extension() != ".gguf") continue;
       const std::string name = it->path().filename().string();
       // Later parts of a split model open with their first part.
-      if (name.find("-of-") != std::string::npos && name.find("-00001-of-") == std::string::npos) continue;
+      if (name.find("-of-") != std::string::npos && name.find("-00001-of-") == std::string::npos)
+        continue;
       json entry = {{"path", it->path().string()},
                     {"name", it->path().stem().string()},
                     {"file_bytes", it->is_regular_file(ec) ? it->file_size(ec) : 0},
@@ -279,8 +291,38 @@ json EngineService::local_models() const {
   return out;
 }
 
-Result<json> EngineService::fit(const json&) const {
-  return unimplemented("the fit calculator is not built into this engine yet; use `arclight-engine fit`");
+Result<json> EngineService::fit(const json& request) const {
+  // {"model": PATH} or {"catalog": ID, "build": NAME}, plus optional "cluster" and "workload".
+  fit::ModelSpec spec;
+  if (request.contains("model") && request["model"].is_string()) {
+    ARC_ASSIGN_OR_RETURN(spec, fit::model_spec_from_gguf_file(request["model"].get<std::string>()));
+  } else if (request.contains("catalog") && request["catalog"].is_string()) {
+    if (impl_->opt.catalog_path.empty()) {
+      return not_found("this engine was started without a model catalog");
+    }
+    ARC_ASSIGN_OR_RETURN(auto cat, catalog::load_catalog(impl_->opt.catalog_path));
+    const std::string id = request["catalog"];
+    const catalog::Model* model = cat.find(id);
+    if (model == nullptr) return not_found("no catalog entry '" + id + "'");
+    if (model->builds.empty()) return not_found("catalog entry '" + id + "' has no builds");
+    const std::string build_name = request.contains("build") && request["build"].is_string()
+                                       ? request["build"].get<std::string>()
+                                       : "";
+    const catalog::Build* build =
+        build_name.empty() ? &model->builds.front() : model->find_build(build_name);
+    if (build == nullptr)
+      return not_found("catalog entry '" + id + "' has no build '" + build_name + "'");
+    ARC_ASSIGN_OR_RETURN(spec, catalog::model_spec(*model, *build));
+  } else {
+    return invalid_argument(
+        "give 'model' (a GGUF path) or 'catalog' (an entry id) with an optional 'build'");
+  }
+  ARC_ASSIGN_OR_RETURN(auto cluster,
+                       fit::cluster_from_json(request.value("cluster", json::object())));
+  ARC_ASSIGN_OR_RETURN(auto workload,
+                       fit::workload_from_json(request.value("workload", json::object())));
+  ARC_ASSIGN_OR_RETURN(auto report, fit::compute(spec, cluster, workload));
+  return fit::to_json(report);
 }
 
 std::string EngineService::metrics_text() const {
@@ -297,7 +339,8 @@ void EngineService::Impl::refresh_gauges() {
   metrics.set("arclight_kv_blocks_used", s.kv_blocks_used);
   metrics.set("arclight_kv_cache_usage_ratio",
               s.kv_blocks_total ? static_cast<double>(s.kv_blocks_used) / s.kv_blocks_total : 0.0);
-  metrics.set("arclight_memory_used_bytes", static_cast<double>(process_rss_bytes()), {{"rank", "0"}});
+  metrics.set("arclight_memory_used_bytes", static_cast<double>(process_rss_bytes()),
+              {{"rank", "0"}});
   metrics.set("arclight_memory_available_bytes", static_cast<double>(available_memory_bytes()),
               {{"rank", "0"}});
 }
@@ -317,8 +360,10 @@ void EngineService::Impl::stats_loop() {
     last = now;
     uint64_t computed_prompt = s.prompt_tokens - s.prefix_hit_tokens;
     double decode_tps = dt > 0 && s.generated_tokens >= last_generated
-                            ? (s.generated_tokens - last_generated) / dt : 0.0;
-    double prefill_tps = dt > 0 && computed_prompt >= last_prompt ? (computed_prompt - last_prompt) / dt : 0.0;
+                            ? (s.generated_tokens - last_generated) / dt
+                            : 0.0;
+    double prefill_tps =
+        dt > 0 && computed_prompt >= last_prompt ? (computed_prompt - last_prompt) / dt : 0.0;
     last_generated = s.generated_tokens;
     last_prompt = computed_prompt;
     EngineState st;
@@ -326,21 +371,22 @@ void EngineService::Impl::stats_loop() {
       std::lock_guard<std::mutex> lock(mu);
       st = state;
     }
-    emit("stats", {{"state", std::string(engine_state_name(st))},
-                   {"running", s.running},
-                   {"waiting", s.waiting},
-                   {"kv_blocks_total", s.kv_blocks_total},
-                   {"kv_blocks_used", s.kv_blocks_used},
-                   {"kv_blocks_cached", s.kv_blocks_cached},
-                   {"prefix_hit_rate", s.prompt_tokens ? static_cast<double>(s.prefix_hit_tokens) / s.prompt_tokens : 0.0},
-                   {"decode_tokens_per_s", decode_tps},
-                   {"prefill_tokens_per_s", prefill_tps},
-                   {"generated_tokens_total", s.generated_tokens},
-                   {"memory",
-                    json::array({{{"rank", 0},
-                                  {"used_bytes", process_rss_bytes()},
-                                  {"available_bytes", available_memory_bytes()},
-                                  {"total_bytes", total_memory_bytes()}}})}});
+    emit("stats",
+         {{"state", std::string(engine_state_name(st))},
+          {"running", s.running},
+          {"waiting", s.waiting},
+          {"kv_blocks_total", s.kv_blocks_total},
+          {"kv_blocks_used", s.kv_blocks_used},
+          {"kv_blocks_cached", s.kv_blocks_cached},
+          {"prefix_hit_rate",
+           s.prompt_tokens ? static_cast<double>(s.prefix_hit_tokens) / s.prompt_tokens : 0.0},
+          {"decode_tokens_per_s", decode_tps},
+          {"prefill_tokens_per_s", prefill_tps},
+          {"generated_tokens_total", s.generated_tokens},
+          {"memory", json::array({{{"rank", 0},
+                                   {"used_bytes", process_rss_bytes()},
+                                   {"available_bytes", available_memory_bytes()},
+                                   {"total_bytes", total_memory_bytes()}}})}});
   }
 }
 

@@ -31,9 +31,9 @@ std::vector<int32_t> end_of_turn_tokens(const Tokenizer& tok, const gguf::File& 
   if (auto e = tok.eos_id()) add(*e);
   add(file.get_int("tokenizer.ggml.eot_token_id"));
   add(file.get_int("tokenizer.ggml.eom_token_id"));
-  for (const char* piece : {"<|im_end|>", "<|eot_id|>", "<|eom_id|>", "<|end_of_text|>",
-                            "<|endoftext|>", "<|return|>", "<|call|>", "<end_of_turn>",
-                            "<｜end▁of▁sentence｜>", "</s>"}) {
+  for (const char* piece :
+       {"<|im_end|>", "<|eot_id|>", "<|eom_id|>", "<|end_of_text|>", "<|endoftext|>", "<|return|>",
+        "<|call|>", "<end_of_turn>", "<｜end▁of▁sentence｜>", "</s>"}) {
     if (auto id = tok.find_token(piece)) add(*id);
   }
   return ids;
@@ -60,7 +60,8 @@ void read_ahead(EngineService::Impl& m, const gguf::File& file, const std::strin
       done += len;
       if (Clock::now() - last_emit > std::chrono::milliseconds(200) || done == total) {
         last_emit = Clock::now();
-        m.emit("load_progress", {{"model", path}, {"rank", 0}, {"bytes_done", done}, {"bytes_total", total}});
+        m.emit("load_progress",
+               {{"model", path}, {"rank", 0}, {"bytes_done", done}, {"bytes_total", total}});
       }
     }
   }
@@ -90,7 +91,8 @@ Result<std::shared_ptr<LoadedModel>> load_model(EngineService::Impl& m, const st
   // holding them is the same memory the GPU and the OS use, so they count in full.
   const uint64_t available = available_memory_bytes();
   const uint64_t reserve = static_cast<uint64_t>(m.opt.reserve_gib * (1ull << 30));
-  auto cfg_probe = Model::from_file(std::move(*file), *(l->backend = make_cpu_backend(m.opt.threads)));
+  auto cfg_probe =
+      Model::from_file(std::move(*file), *(l->backend = make_cpu_backend(m.opt.threads)));
   if (!cfg_probe.ok()) return cfg_probe.status();
   l->model = std::move(*cfg_probe);
   const ModelConfig& c = l->model->config();
@@ -99,9 +101,12 @@ Result<std::shared_ptr<LoadedModel>> load_model(EngineService::Impl& m, const st
   // Activations for one step of max_batch_tokens, and logits for up to max_parallel rows.
   const uint64_t workspace =
       static_cast<uint64_t>(m.opt.max_batch_tokens) *
-          static_cast<uint64_t>(std::max<int64_t>({c.n_embd, c.q_dim(), c.n_ff, c.n_ff_exp * c.n_expert_used}) * 8 * 4) +
+          static_cast<uint64_t>(
+              std::max<int64_t>({c.n_embd, c.q_dim(), c.n_ff, c.n_ff_exp * c.n_expert_used}) * 8 *
+              4) +
       static_cast<uint64_t>(std::max<int64_t>(m.opt.max_parallel, m.opt.max_batch_tokens)) *
-          static_cast<uint64_t>(c.n_vocab) * 4 + (64ull << 20);
+          static_cast<uint64_t>(c.n_vocab) * 4 +
+      (64ull << 20);
   const uint64_t min_kv = kv_per_token * static_cast<uint64_t>(ctx_size);
   if (available > 0) {
     const uint64_t need = file_bytes + workspace + min_kv + reserve;
@@ -118,12 +123,13 @@ Result<std::shared_ptr<LoadedModel>> load_model(EngineService::Impl& m, const st
   }
   // The KV pool takes what is left, up to ctx_size for each parallel sequence.
   uint64_t left = available > 0 ? available - file_bytes - workspace - reserve
-                                 : min_kv * static_cast<uint64_t>(m.opt.max_parallel);
-  int64_t kv_tokens = static_cast<int64_t>(std::min<uint64_t>(
-      left / std::max<uint64_t>(kv_per_token, 1), static_cast<uint64_t>(ctx_size) * m.opt.max_parallel));
+                                : min_kv * static_cast<uint64_t>(m.opt.max_parallel);
+  int64_t kv_tokens = static_cast<int64_t>(
+      std::min<uint64_t>(left / std::max<uint64_t>(kv_per_token, 1),
+                         static_cast<uint64_t>(ctx_size) * m.opt.max_parallel));
   kv_tokens = std::max(kv_tokens, ctx_size);
   const int64_t block = m.opt.kv_block_size;
-  KvCacheOptions kvo{c.n_layer, c.n_kv_head, c.head_dim, block, (kv_tokens + block - 1) / block,
+  KvCacheOptions kvo{c.n_layer,    c.n_kv_head, c.head_dim, block, (kv_tokens + block - 1) / block,
                      m.opt.kv_type};
   auto kv = KvCache::create(*l->backend, kvo);
   if (!kv.ok()) return kv.status();
@@ -142,14 +148,17 @@ Result<std::shared_ptr<LoadedModel>> load_model(EngineService::Impl& m, const st
   if (auto tpl_src = f.get_string("tokenizer.chat_template")) {
     auto tpl = ChatTemplate::parse(*tpl_src);
     if (tpl.ok()) {
-      std::string bos = l->tokenizer->bos_id() ? std::string(l->tokenizer->piece(*l->tokenizer->bos_id())) : "";
-      std::string eos = l->tokenizer->eos_id() ? std::string(l->tokenizer->piece(*l->tokenizer->eos_id())) : "";
+      std::string bos =
+          l->tokenizer->bos_id() ? std::string(l->tokenizer->piece(*l->tokenizer->bos_id())) : "";
+      std::string eos =
+          l->tokenizer->eos_id() ? std::string(l->tokenizer->piece(*l->tokenizer->eos_id())) : "";
       l->formatter.emplace(std::move(*tpl), bos, eos);
       l->syntax = output_syntax_for_template(*tpl_src);
     } else {
-      logger("engine")->warn("the model's chat template does not parse ({}); chat requests "
-                             "will be refused, completions still work",
-                             tpl.status().message());
+      logger("engine")->warn(
+          "the model's chat template does not parse ({}); chat requests "
+          "will be refused, completions still work",
+          tpl.status().message());
     }
   }
   l->stop_tokens = end_of_turn_tokens(*l->tokenizer, f);
@@ -165,8 +174,10 @@ Result<std::shared_ptr<LoadedModel>> load_model(EngineService::Impl& m, const st
   l->info.id = f.get_string("general.name").value_or(std::filesystem::path(path).stem().string());
   l->info.architecture = f.architecture();
   l->info.context_length = ctx_size;
-  l->info.tools = l->formatter.has_value() && l->formatter->chat_template().source().find("tool") != std::string::npos;
-  l->info.reasoning = l->formatter.has_value() && l->formatter->chat_template().source().find("<think>") != std::string::npos;
+  l->info.tools = l->formatter.has_value() &&
+                  l->formatter->chat_template().source().find("tool") != std::string::npos;
+  l->info.reasoning = l->formatter.has_value() &&
+                      l->formatter->chat_template().source().find("<think>") != std::string::npos;
   l->info.vision = false;
   return l;
 }

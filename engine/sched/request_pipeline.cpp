@@ -49,7 +49,8 @@ Result<std::shared_ptr<LoadedModel>> ready_model(EngineService::Impl& m) {
     }
   }
   auto l = m.current();
-  if (!l) return failed_precondition("no model is loaded; load one with POST /engine/load or the app");
+  if (!l)
+    return failed_precondition("no model is loaded; load one with POST /engine/load or the app");
   return l;
 }
 
@@ -81,9 +82,10 @@ Result<std::vector<int32_t>> tokenize_prompt(const LoadedModel& l, const std::st
 
 Status check_context(const LoadedModel& l, int64_t prompt_tokens, SamplingParams& sp) {
   if (prompt_tokens + 1 > l.ctx_size) {
-    return resource_exhausted("the prompt has " + std::to_string(prompt_tokens) +
-                              " tokens but the context holds " + std::to_string(l.ctx_size) +
-                              "; shorten the conversation or load the model with a larger ctx_size");
+    return resource_exhausted(
+        "the prompt has " + std::to_string(prompt_tokens) + " tokens but the context holds " +
+        std::to_string(l.ctx_size) +
+        "; shorten the conversation or load the model with a larger ctx_size");
   }
   const int64_t room = l.ctx_size - prompt_tokens;
   if (sp.max_tokens < 0 || sp.max_tokens > room) sp.max_tokens = static_cast<int>(room);
@@ -107,13 +109,15 @@ Result<std::shared_ptr<PreparedRequest>> EngineService::prepare_chat(const ChatR
   p->seq.max_new_tokens = p->seq.sampling.max_tokens;
   p->seq.top_logprobs = r.sampling.top_logprobs;
   p->stops = r.sampling.stop;
-  p->parser.syntax = r.tools.empty() && l->syntax != OutputSyntax::kGptOss ? OutputSyntax::kPlain : l->syntax;
+  p->parser.syntax =
+      r.tools.empty() && l->syntax != OutputSyntax::kGptOss ? OutputSyntax::kPlain : l->syntax;
   p->parser.starts_in_reasoning = prompt_opens_reasoning(prompt);
   p->top_logprobs = r.sampling.top_logprobs;
   return std::shared_ptr<PreparedRequest>(std::move(p));
 }
 
-Result<std::shared_ptr<PreparedRequest>> EngineService::prepare_completion(const CompletionRequest& r) {
+Result<std::shared_ptr<PreparedRequest>> EngineService::prepare_completion(
+    const CompletionRequest& r) {
   ARC_ASSIGN_OR_RETURN(auto l, ready_model(*impl_));
   std::vector<int32_t> ids;
   if (r.prompt_tokens) {
@@ -150,7 +154,8 @@ Result<std::shared_ptr<PreparedRequest>> EngineService::prepare_completion(const
     // The first prompt token has no logprob (nothing precedes it); the rest arrive with the run.
     const int32_t first = p->seq.prompt[0];
     std::string_view b = l->tokenizer->token_bytes(first);
-    p->prompt_logprobs.push_back({std::string(b), std::vector<uint8_t>(b.begin(), b.end()), 0.0f, {}});
+    p->prompt_logprobs.push_back(
+        {std::string(b), std::vector<uint8_t>(b.begin(), b.end()), 0.0f, {}});
   }
   return std::shared_ptr<PreparedRequest>(std::move(p));
 }
@@ -182,7 +187,8 @@ Status EngineService::run(const std::shared_ptr<PreparedRequest>& request, const
   auto token_logprob_of = [&](const TokenOutput& o) {
     std::string_view b = tok.token_bytes(o.token);
     TokenLogprob lp{std::string(b), std::vector<uint8_t>(b.begin(), b.end()), o.logprob, {}};
-    for (const auto& t : o.top) lp.top.emplace_back(std::string(tok.token_bytes(t.token)), t.logprob);
+    for (const auto& t : o.top)
+      lp.top.emplace_back(std::string(tok.token_bytes(t.token)), t.logprob);
     return lp;
   };
   auto deliver = [&](const std::vector<OutputEvent>& events) {
@@ -190,8 +196,14 @@ Status EngineService::run(const std::shared_ptr<PreparedRequest>& request, const
       if (client_gone) return;
       GenerationEvent ev;
       switch (e.kind) {
-        case OutputEvent::Kind::kContent: ev.kind = GenerationEvent::Kind::kContent; ev.text = e.text; break;
-        case OutputEvent::Kind::kReasoning: ev.kind = GenerationEvent::Kind::kReasoning; ev.text = e.text; break;
+        case OutputEvent::Kind::kContent:
+          ev.kind = GenerationEvent::Kind::kContent;
+          ev.text = e.text;
+          break;
+        case OutputEvent::Kind::kReasoning:
+          ev.kind = GenerationEvent::Kind::kReasoning;
+          ev.text = e.text;
+          break;
         case OutputEvent::Kind::kToolCall:
           ev.kind = GenerationEvent::Kind::kToolCall;
           ev.tool_call = {random_call_id(), e.name, e.arguments, ""};
@@ -199,7 +211,8 @@ Status EngineService::run(const std::shared_ptr<PreparedRequest>& request, const
         case OutputEvent::Kind::kToolCallError:
           // A malformed call is not dropped: the client sees it, marked, with the raw text.
           ev.kind = GenerationEvent::Kind::kToolCall;
-          ev.tool_call = {random_call_id(), e.name, e.text, e.error.empty() ? "malformed tool call" : e.error};
+          ev.tool_call = {random_call_id(), e.name, e.text,
+                          e.error.empty() ? "malformed tool call" : e.error};
           break;
       }
       if (ev.kind != GenerationEvent::Kind::kToolCall && !pending_logprobs.empty()) {
@@ -226,7 +239,8 @@ Status EngineService::run(const std::shared_ptr<PreparedRequest>& request, const
         continue;
       }
       // Outputs that end a request by cancel or error carry no token.
-      const bool has_token = !o.finished || o.finish_reason == "stop" || o.finish_reason == "length";
+      const bool has_token =
+          !o.finished || o.finish_reason == "stop" || o.finish_reason == "length";
       if (has_token) {
         completion_tokens++;
         auto now = Clock::now();
@@ -286,16 +300,20 @@ Status EngineService::run(const std::shared_ptr<PreparedRequest>& request, const
   const RequestHandle::Timing t = handle->timing();
   auto ms = [](Clock::time_point a, Clock::time_point b) {
     return a == Clock::time_point{} || b == Clock::time_point{}
-               ? 0.0 : std::chrono::duration<double, std::milli>(b - a).count();
+               ? 0.0
+               : std::chrono::duration<double, std::milli>(b - a).count();
   };
   finish.usage = {p->prompt_tokens, completion_tokens, t.cached_tokens};
   finish.timings.queue_ms = ms(t.arrival, t.admitted);
   finish.timings.ttft_ms = ms(t.arrival, t.first_token);
   const double prefill_ms = ms(t.admitted, t.first_token);
-  if (prefill_ms > 0) finish.timings.prefill_tokens_per_s = (p->prompt_tokens - t.cached_tokens) * 1000.0 / prefill_ms;
+  if (prefill_ms > 0)
+    finish.timings.prefill_tokens_per_s =
+        (p->prompt_tokens - t.cached_tokens) * 1000.0 / prefill_ms;
   const Clock::time_point end = t.finished == Clock::time_point{} ? Clock::now() : t.finished;
   const double decode_ms = ms(t.first_token, end);
-  if (decode_ms > 0 && t.generated > 1) finish.timings.decode_tokens_per_s = (t.generated - 1) * 1000.0 / decode_ms;
+  if (decode_ms > 0 && t.generated > 1)
+    finish.timings.decode_tokens_per_s = (t.generated - 1) * 1000.0 / decode_ms;
   finish.timings.total_ms = ms(t.arrival, end);
   sink(finish);
 
@@ -305,7 +323,8 @@ Status EngineService::run(const std::shared_ptr<PreparedRequest>& request, const
   mx.inc("arclight_generation_tokens_total", static_cast<double>(completion_tokens));
   mx.inc("arclight_prefix_cache_queries_total", static_cast<double>(p->prompt_tokens));
   mx.inc("arclight_prefix_cache_hits_total", static_cast<double>(t.cached_tokens));
-  if (finish.timings.ttft_ms > 0) mx.observe("arclight_time_to_first_token_seconds", finish.timings.ttft_ms / 1000.0);
+  if (finish.timings.ttft_ms > 0)
+    mx.observe("arclight_time_to_first_token_seconds", finish.timings.ttft_ms / 1000.0);
   mx.observe("arclight_e2e_request_latency_seconds", finish.timings.total_ms / 1000.0);
   mx.observe("arclight_request_queue_time_seconds", finish.timings.queue_ms / 1000.0);
   impl_->emit("request", {{"finish_reason", finish.finish_reason},

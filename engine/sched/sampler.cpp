@@ -49,8 +49,8 @@ int32_t Sampler::sample(std::span<const float> logits, std::span<const int32_t> 
                         int64_t n_prompt) {
   const size_t n_vocab = logits.size();
   if (n_vocab == 0) return 0;
-  const bool penalise = p_.repetition_penalty != 1.0f || p_.presence_penalty != 0.0f ||
-                        p_.frequency_penalty != 0.0f;
+  const bool penalise =
+      p_.repetition_penalty != 1.0f || p_.presence_penalty != 0.0f || p_.frequency_penalty != 0.0f;
   std::span<const float> l = logits;
   if (penalise && !history.empty()) {
     work_.assign(logits.begin(), logits.end());

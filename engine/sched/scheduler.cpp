@@ -44,10 +44,10 @@ struct Scheduler::Sequence {
   SequenceRequest req;
   std::vector<int32_t> tokens;  // prompt, then generated tokens
   int64_t n_prompt = 0;
-  int64_t n_computed = 0;       // leading positions whose K/V is written
+  int64_t n_computed = 0;  // leading positions whose K/V is written
   int32_t kv_seq = -1;
   int64_t generated = 0;
-  uint64_t order = 0;           // admission order: the youngest is preempted first
+  uint64_t order = 0;  // admission order: the youngest is preempted first
   bool admitted_once = false;
   bool done = false;
   Sampler sampler;
@@ -137,7 +137,8 @@ void Scheduler::loop() {
     if (stop_) return;
     if (!busy) {
       // Idle: wake on a new request, or poll for cancellations of queued ones.
-      cv_.wait_for(lock, std::chrono::milliseconds(50), [&] { return stop_ || !incoming_.empty(); });
+      cv_.wait_for(lock, std::chrono::milliseconds(50),
+                   [&] { return stop_ || !incoming_.empty(); });
       if (stop_) return;
     }
   }
@@ -221,7 +222,8 @@ bool Scheduler::step() {
     if (sp->kv_seq < 0 && !sp->done) requeue.push_back(std::move(sp));
   }
   std::erase_if(running_, [](const auto& s) { return s == nullptr; });
-  std::sort(requeue.begin(), requeue.end(), [](const auto& a, const auto& b) { return a->order > b->order; });
+  std::sort(requeue.begin(), requeue.end(),
+            [](const auto& a, const auto& b) { return a->order > b->order; });
   for (auto& s : requeue) waiting_.push_front(std::move(s));
 
   // 3. Admit waiting requests while budget and blocks last.

@@ -35,8 +35,8 @@ struct SequenceRequest {
   SamplingParams sampling;
   std::vector<int32_t> stop_tokens;  // end-of-generation ids (EOS, <|im_end|>, ...)
   int64_t max_new_tokens = 256;
-  bool prompt_logprobs = false;      // report the logprob of every prompt token (echo)
-  int top_logprobs = -1;             // -1: none
+  bool prompt_logprobs = false;  // report the logprob of every prompt token (echo)
+  int top_logprobs = -1;         // -1: none
 };
 
 // One scheduler output: a generated token (or, with prompt_logprobs, a prompt token's score).
@@ -66,7 +66,7 @@ class RequestHandle {
     Clock::time_point first_token;  // first generated token sampled
     Clock::time_point finished;
     int64_t prompt_tokens = 0;
-    int64_t cached_tokens = 0;      // prompt tokens whose K/V came from the prefix cache
+    int64_t cached_tokens = 0;  // prompt tokens whose K/V came from the prefix cache
     int64_t generated = 0;
     int preemptions = 0;
   };

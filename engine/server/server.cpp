@@ -54,9 +54,9 @@ void widen_listen_backlog(int port) {
     sockaddr_storage addr{};
     socklen_t alen = sizeof addr;
     if (getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &alen) != 0) continue;
-    int p = addr.ss_family == AF_INET ? ntohs(reinterpret_cast<sockaddr_in*>(&addr)->sin_port)
+    int p = addr.ss_family == AF_INET    ? ntohs(reinterpret_cast<sockaddr_in*>(&addr)->sin_port)
             : addr.ss_family == AF_INET6 ? ntohs(reinterpret_cast<sockaddr_in6*>(&addr)->sin6_port)
-                                          : -1;
+                                         : -1;
     if (p == port) ::listen(fd, 1024);
   }
 }

@@ -45,8 +45,12 @@ class EngineProcess {
       dup2(out[1], STDOUT_FILENO);
       close(out[0]);
       close(out[1]);
-      std::vector<std::string> argv = {std::string(ARC_BIN_DIR) + "/arclight-engine", "--log-level",
-                                       "warn", "serve", "--port", "0"};
+      std::vector<std::string> argv = {std::string(ARC_BIN_DIR) + "/arclight-engine",
+                                       "--log-level",
+                                       "warn",
+                                       "serve",
+                                       "--port",
+                                       "0"};
       argv.insert(argv.end(), args.begin(), args.end());
       std::vector<char*> c;
       for (auto& a : argv) c.push_back(a.data());

@@ -22,9 +22,10 @@ class ServeE2E : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
     const std::string bin = std::string(ARC_BIN_DIR) + "/arclight-engine";
-    ASSERT_EQ(testing::run_command({bin, "--log-level", "warn", "make-test-model", "--family",
-                                    "qwen3moe", "--out", model_path(), "--layers", "2", "--seed", "7"}),
-              0);
+    ASSERT_EQ(
+        testing::run_command({bin, "--log-level", "warn", "make-test-model", "--family", "qwen3moe",
+                              "--out", model_path(), "--layers", "2", "--seed", "7"}),
+        0);
     engine_ = new EngineProcess();
     ASSERT_TRUE(engine_->start({"--model", model_path(), "--ctx-size", "512", "--parallel", "64",
                                 "--threads", "2", "--max-batch-tokens", "256"}))
@@ -61,7 +62,8 @@ class ServeE2E : public ::testing::Test {
       pos = end;
       if (data == "[DONE]") break;
       auto j = json::parse(data);
-      if (j.contains("choices") && !j["choices"].empty() && j["choices"][0]["delta"].contains("content")) {
+      if (j.contains("choices") && !j["choices"].empty() &&
+          j["choices"][0]["delta"].contains("content")) {
         text += j["choices"][0]["delta"]["content"].get<std::string>();
       }
     }
@@ -108,7 +110,8 @@ TEST_F(ServeE2E, StreamingAndNonStreamingAgreeUnderGreedy) {
 TEST_F(ServeE2E, SixtyFourConcurrentClientsGetTheirOwnAnswers) {
   constexpr int kClients = 64;
   std::vector<std::string> prompts, alone(kClients), together(kClients);
-  for (int i = 0; i < kClients; ++i) prompts.push_back("question number " + std::to_string(i * 7919 % 1000));
+  for (int i = 0; i < kClients; ++i)
+    prompts.push_back("question number " + std::to_string(i * 7919 % 1000));
   // Each prompt alone first (greedy is deterministic), then all at once, streaming.
   for (int i = 0; i < kClients; ++i) {
     auto r = client().Post("/v1/chat/completions", chat(prompts[i], 8).dump(), "application/json");
@@ -120,11 +123,13 @@ TEST_F(ServeE2E, SixtyFourConcurrentClientsGetTheirOwnAnswers) {
   std::atomic<int> failures{0};
   for (int i = 0; i < kClients; ++i) {
     threads.emplace_back([&, i] {
-      auto r = client().Post("/v1/chat/completions", chat(prompts[i], 8, true).dump(), "application/json");
+      auto r = client().Post("/v1/chat/completions", chat(prompts[i], 8, true).dump(),
+                             "application/json");
       if (!r || r->status != 200) {
         failures++;
         ADD_FAILURE() << "client " << i << ": "
-                      << (r ? std::to_string(r->status) + " " + r->body : httplib::to_string(r.error()));
+                      << (r ? std::to_string(r->status) + " " + r->body
+                            : httplib::to_string(r.error()));
         return;
       }
       together[i] = stream_text(r->body);
@@ -146,8 +151,10 @@ TEST_F(ServeE2E, PrefixReuseShowsInUsageAndMetrics) {
                                           {{"role", "user"}, {"content", q}}})}};
   };
   auto c = client();
-  auto first = json::parse(c.Post("/v1/chat/completions", body("one?").dump(), "application/json")->body);
-  auto second = json::parse(c.Post("/v1/chat/completions", body("two?").dump(), "application/json")->body);
+  auto first =
+      json::parse(c.Post("/v1/chat/completions", body("one?").dump(), "application/json")->body);
+  auto second =
+      json::parse(c.Post("/v1/chat/completions", body("two?").dump(), "application/json")->body);
   int64_t prompt = second["usage"]["prompt_tokens"];
   int64_t cached = second["usage"]["prompt_tokens_details"]["cached_tokens"];
   EXPECT_GT(cached, 0) << second.dump();
@@ -173,12 +180,14 @@ TEST_F(ServeE2E, CancellingMidStreamFreesBlocks) {
   wait_blocks_free();
   EXPECT_EQ(status()["kv"]["blocks_used"], 0);
   std::string metrics = client().Get("/metrics")->body;
-  EXPECT_NE(metrics.find("arclight_requests_total{finish_reason=\"cancelled\"}"), std::string::npos);
+  EXPECT_NE(metrics.find("arclight_requests_total{finish_reason=\"cancelled\"}"),
+            std::string::npos);
 }
 
 TEST_F(ServeE2E, ClientMistakesAre4xx) {
   auto c = client();
-  auto r = c.Post("/v1/chat/completions", chat(std::string(2000, 'x'), 4).dump(), "application/json");
+  auto r =
+      c.Post("/v1/chat/completions", chat(std::string(2000, 'x'), 4).dump(), "application/json");
   ASSERT_TRUE(r);
   EXPECT_EQ(r->status, 400);
   EXPECT_EQ(json::parse(r->body)["error"]["code"], "context_length_exceeded");
@@ -190,7 +199,8 @@ TEST_F(ServeE2E, ClientMistakesAre4xx) {
   r = c.Post("/v1/chat/completions", img.dump(), "application/json");
   EXPECT_EQ(r->status, 400);
   EXPECT_NE(r->body.find("cannot see images"), std::string::npos);
-  r = c.Post("/v1/completions", json({{"prompt", json::array({999999})}}).dump(), "application/json");
+  r = c.Post("/v1/completions", json({{"prompt", json::array({999999})}}).dump(),
+             "application/json");
   EXPECT_EQ(r->status, 400);
 }
 
@@ -207,24 +217,41 @@ TEST_F(ServeE2E, AnthropicMessagesAndCompletionsWithStop) {
   EXPECT_EQ(j["type"], "message");
   EXPECT_GT(j["usage"]["output_tokens"].get<int>(), 0);
   // Legacy completion; then the same with a stop string taken from its own output.
-  auto cr = c.Post("/v1/completions", json({{"prompt", "abc"}, {"max_tokens", 8}, {"temperature", 0}}).dump(),
+  auto cr = c.Post("/v1/completions",
+                   json({{"prompt", "abc"}, {"max_tokens", 8}, {"temperature", 0}}).dump(),
                    "application/json");
   ASSERT_EQ(cr->status, 200) << cr->body;
   std::string text = json::parse(cr->body)["choices"][0]["text"];
   if (text.size() >= 3) {
     std::string stop = text.substr(1, 2);
-    auto sr = c.Post("/v1/completions",
-                     json({{"prompt", "abc"}, {"max_tokens", 8}, {"temperature", 0}, {"stop", stop}}).dump(),
-                     "application/json");
+    auto sr = c.Post(
+        "/v1/completions",
+        json({{"prompt", "abc"}, {"max_tokens", 8}, {"temperature", 0}, {"stop", stop}}).dump(),
+        "application/json");
     auto sj = json::parse(sr->body);
     EXPECT_EQ(sj["choices"][0]["text"], text.substr(0, text.find(stop)));
     EXPECT_EQ(sj["choices"][0]["finish_reason"], "stop");
   }
 }
 
+TEST_F(ServeE2E, FitReportsForTheLoadedFileAndTheCatalog) {
+  auto c = client();
+  auto r =
+      c.Post("/engine/fit", json({{"model", model_path()}, {"cluster", {{"boxes", 1}}}}).dump(),
+             "application/json");
+  ASSERT_TRUE(r);
+  ASSERT_EQ(r->status, 200) << r->body;
+  EXPECT_TRUE(json::parse(r->body).contains("verdict")) << r->body;
+  r = c.Post("/engine/fit", json({{"catalog", "qwen3-30b-a3b"}}).dump(), "application/json");
+  EXPECT_EQ(r->status, 200) << r->body;
+  r = c.Post("/engine/fit", json({{"catalog", "no-such-model"}}).dump(), "application/json");
+  EXPECT_EQ(r->status, 404);
+}
+
 TEST_F(ServeE2E, MetricsPassPromtool) {
   const char* promtool = "/usr/bin/promtool";
-  if (access(promtool, X_OK) != 0) GTEST_SKIP() << "promtool not installed (Debian package prometheus)";
+  if (access(promtool, X_OK) != 0)
+    GTEST_SKIP() << "promtool not installed (Debian package prometheus)";
   std::string metrics = client().Get("/metrics")->body;
   auto path = std::filesystem::temp_directory_path() / "arc_metrics.txt";
   FILE* f = std::fopen(path.c_str(), "w");
@@ -243,17 +270,19 @@ TEST_F(ServeE2E, MetricsPassPromtool) {
 TEST(ServeE2EControl, UnloadLoadAndRefusal) {
   const std::string bin = std::string(ARC_BIN_DIR) + "/arclight-engine";
   const std::string path = (std::filesystem::temp_directory_path() / "arc_e2e_llama.gguf").string();
-  ASSERT_EQ(testing::run_command({bin, "--log-level", "warn", "make-test-model", "--family", "llama",
-                                  "--out", path}),
+  ASSERT_EQ(testing::run_command({bin, "--log-level", "warn", "make-test-model", "--family",
+                                  "llama", "--out", path}),
             0);
   EngineProcess engine;
-  ASSERT_TRUE(engine.start({"--threads", "1", "--model-dir", std::filesystem::path(path).parent_path().string()},
-                           "idle"))
+  ASSERT_TRUE(engine.start(
+      {"--threads", "1", "--model-dir", std::filesystem::path(path).parent_path().string()},
+      "idle"))
       << engine.error();
   httplib::Client c("127.0.0.1", engine.port());
   c.set_read_timeout(30, 0);
   // No model: chat is refused with 503 and a reason.
-  auto r = c.Post("/v1/chat/completions", json({{"messages", json::array({{{"role", "user"}, {"content", "x"}}})}}).dump(),
+  auto r = c.Post("/v1/chat/completions",
+                  json({{"messages", json::array({{{"role", "user"}, {"content", "x"}}})}}).dump(),
                   "application/json");
   EXPECT_EQ(r->status, 503);
   // The file shows up among the local models.
@@ -281,7 +310,8 @@ TEST(ServeE2EControl, UnloadLoadAndRefusal) {
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
   ASSERT_EQ(s["state"], "ready") << s.dump();
-  r = c.Post("/v1/completions", json({{"prompt", "hi"}, {"max_tokens", 3}}).dump(), "application/json");
+  r = c.Post("/v1/completions", json({{"prompt", "hi"}, {"max_tokens", 3}}).dump(),
+             "application/json");
   EXPECT_EQ(r->status, 200) << r->body;
   r = c.Post("/engine/unload", "{}", "application/json");
   EXPECT_EQ(r->status, 200);

@@ -18,9 +18,10 @@ struct EngineOptions {
   int max_parallel = 64;           // sequences decoding at once
   int64_t kv_block_size = 16;
   DType kv_type = DType::F16;
-  double reserve_gib = 2.0;        // memory kept free for the OS and other programs
+  double reserve_gib = 2.0;             // memory kept free for the OS and other programs
   std::vector<std::string> model_dirs;  // searched by /engine/local-models
-  std::string version;             // reported in /engine/status
+  std::string version;                  // reported in /engine/status
+  std::string catalog_path;             // model catalog for POST /engine/fit (empty: none)
 };
 
 class EngineService final : public InferenceService {

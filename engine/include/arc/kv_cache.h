@@ -5,9 +5,9 @@
 
 #include <cstdint>
 #include <list>
+#include <memory>
 #include <span>
 #include <unordered_map>
-#include <memory>
 #include <vector>
 
 #include "arc/backend.h"
@@ -46,10 +46,10 @@ class BlockAllocator {
   int32_t n_blocks_;
   std::vector<int32_t> free_;  // a stack; the back is handed out next
   std::vector<int32_t> ref_;
-  std::vector<uint64_t> hash_;                 // 0: not indexed
-  std::vector<std::vector<int32_t>> tokens_;   // tokens of an indexed block (verifies hits)
+  std::vector<uint64_t> hash_;                // 0: not indexed
+  std::vector<std::vector<int32_t>> tokens_;  // tokens of an indexed block (verifies hits)
   std::unordered_map<uint64_t, int32_t> by_hash_;
-  std::list<int32_t> lru_;                     // cached blocks, least recently used first
+  std::list<int32_t> lru_;  // cached blocks, least recently used first
   std::vector<std::list<int32_t>::iterator> lru_pos_;
   std::vector<bool> in_lru_;
 };
