@@ -7,11 +7,15 @@
 #include <QTest>
 
 #include "Application.h"
+#include "BenchResultModel.h"
+#include "BenchRunner.h"
+#include "BenchmarkPage.h"
 #include "EngineClient.h"
 #include "FitController.h"
 #include "MainWindow.h"
 #include "ModelListModel.h"
 #include "ModelsPage.h"
+#include "MonitorPage.h"
 
 using namespace arc::app;
 
@@ -48,6 +52,11 @@ TEST(MainWindowSmoke, GermanTranslationIsCompleteForEveryContext) {
   EXPECT_EQ(FitController::tr("tight"), QStringLiteral("knapp"));
   EXPECT_EQ(ModelsPage::tr("Fits on %n box(es)", nullptr, 2), QStringLiteral("Passt auf 2 Boxen"));
   EXPECT_EQ(engineStateName(EngineState::Ready), QStringLiteral("bereit"));
+  EXPECT_EQ(MonitorPage::tr("Resume"), QStringLiteral("Fortsetzen"));
+  EXPECT_EQ(MonitorPage::tr("%n minute(s)", nullptr, 5), QStringLiteral("5 Minuten"));
+  EXPECT_EQ(BenchmarkPage::tr("Run benchmark"), QStringLiteral("Benchmark starten"));
+  EXPECT_EQ(BenchResultModel::tr("Scenario"), QStringLiteral("Szenario"));
+  EXPECT_EQ(BenchRunner::tr("cancelled"), QStringLiteral("abgebrochen"));
   {
     MainWindow w;
     EXPECT_TRUE(w.statusText().contains(QStringLiteral("Kein Modell geladen")))
@@ -58,6 +67,7 @@ TEST(MainWindowSmoke, GermanTranslationIsCompleteForEveryContext) {
   // English plural forms come from arclight_en.ts.
   EXPECT_EQ(ModelsPage::tr("Fits on %n box(es)", nullptr, 1), QStringLiteral("Fits on 1 box"));
   EXPECT_EQ(ModelsPage::tr("Fits on %n box(es)", nullptr, 3), QStringLiteral("Fits on 3 boxes"));
+  EXPECT_EQ(MonitorPage::tr("%n minute(s)", nullptr, 1), QStringLiteral("1 minute"));
 }
 
 TEST(MainWindowSmoke, DarkThemeModelsPageScreenshot) {
