@@ -1121,12 +1121,12 @@
   <context>
     <name>arc::app::MonitorPage</name>
     <message>
+      <source>%1 min</source>
+      <translation>%1 min</translation>
+    </message>
+    <message>
       <source>%1 — %2</source>
       <translation>%1 — %2</translation>
-    </message>
-    <message numerus="yes">
-      <source>%n minute(s)</source>
-      <translation><numerusform>%n Minute</numerusform><numerusform>%n Minuten</numerusform></translation>
     </message>
     <message>
       <source>All-reduce traffic and link utilisation</source>

@@ -78,13 +78,6 @@
   <context>
     <name>arc::app::MonitorPage</name>
     <message numerus="yes">
-      <source>%n minute(s)</source>
-      <translation>
-        <numerusform>%n minute</numerusform>
-        <numerusform>%n minutes</numerusform>
-      </translation>
-    </message>
-    <message numerus="yes">
       <source>TTFT p50 %1 ms, p95 %2 ms over %n request(s)</source>
       <translation>
         <numerusform>TTFT p50 %1 ms, p95 %2 ms over %n request</numerusform>

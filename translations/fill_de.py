@@ -320,7 +320,7 @@ DE_MONITOR = {
     "the server's first model": "das erste Modell des Servers",
     "tokens/s": "Token/s",
     "%1 — %2": "%1 — %2",
-    "%n minute(s)": ["%n Minute", "%n Minuten"],
+    "%1 min": "%1 min",
     "All-reduce traffic and link utilisation": "All-Reduce-Verkehr und Link-Auslastung",
     "Decode tokens/s": "Decode-Token/s",
     "Export PNG…": "PNG exportieren…",

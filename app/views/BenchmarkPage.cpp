@@ -137,6 +137,9 @@ BenchmarkPage::BenchmarkPage(EngineSession* session, QWidget* parent)
   m_published->setMinimumWidth(260);
   chartRow->setStretchFactor(0, 3);
   chartRow->setStretchFactor(1, 1);
+  chartRow->setSizes({700, 300});
+  resultsTab->setStretchFactor(0, 1);
+  resultsTab->setStretchFactor(1, 2);
   m_tabs->addTab(resultsTab, tr("Results"));
   m_progress = new QPlainTextEdit(m_tabs);
   m_progress->setReadOnly(true);
@@ -171,6 +174,7 @@ BenchmarkPage::BenchmarkPage(EngineSession* session, QWidget* parent)
           [this](const QString& line) { m_progress->appendPlainText(line); });
   connect(m_runner, &BenchRunner::resultReady, this, [this](const BenchResult& r) {
     m_results->append(r);
+    m_table->resizeColumnsToContents();
     m_shown.results.append(r);
     if (m_shown.model.isEmpty() && !r.model.isEmpty()) {
       m_shown.model = r.model;
@@ -299,6 +303,7 @@ void BenchmarkPage::onFinished(bool ok, const QString& message) {
 void BenchmarkPage::showRun(const BenchRun& run) {
   m_shown = run;
   m_results->setResults(run.results);
+  m_table->resizeColumnsToContents();
   updateChart();
   updatePublished(run.model);
   m_tabs->setCurrentIndex(0);
@@ -381,8 +386,9 @@ void BenchmarkPage::updateChart() {
   m_chart->xAxis->setRange(0.4, qMax(key - 0.4, 1.6));
   double top = 1;
   for (double v : values + pubValues) top = qMax(top, v);
-  m_chart->yAxis->setRange(0, top * 1.15);
+  m_chart->yAxis->setRange(0, top * 1.35);  // room for the legend above the bars
   m_chart->legend->setVisible(true);
+  m_chart->axisRect()->insetLayout()->setInsetAlignment(0, Qt::AlignTop | Qt::AlignLeft);
   m_chart->replot(QCustomPlot::rpQueuedReplot);
 }
 

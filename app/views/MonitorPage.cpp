@@ -44,8 +44,7 @@ MonitorPage::MonitorPage(EngineSession* session, QWidget* parent)
   auto* bar = new QHBoxLayout;
   bar->addWidget(new QLabel(tr("Window:"), this));
   m_window = new QComboBox(this);
-  for (int minutes : {1, 5, 15, 60})
-    m_window->addItem(tr("%n minute(s)", nullptr, minutes), minutes);
+  for (int minutes : {1, 5, 15, 60}) m_window->addItem(tr("%1 min").arg(minutes), minutes);
   m_window->setCurrentIndex(1);
   bar->addWidget(m_window);
   m_pause = new QPushButton(tr("Pause"), this);
@@ -237,7 +236,8 @@ void MonitorPage::refresh() {
   m_ttft->setData(m_keys, m_values, true);
   const double p50 = m_model->ttftPercentile(50, end, span);
   const double p95 = m_model->ttftPercentile(95, end, span);
-  const bool haveTtft = !m_keys.isEmpty();
+  const int ttftCount = int(m_keys.size());
+  const bool haveTtft = ttftCount > 0;
   // Percentile lines span the window: two points each.
   const QVector<double> lineKeys{end - span, end};
   m_ttftP50->setData(lineKeys, haveTtft ? QVector<double>{p50, p50} : QVector<double>{}, true);
@@ -269,6 +269,7 @@ void MonitorPage::refresh() {
     for (int i = 0; i < c.plot->graphCount(); ++i)
       any = any || !c.plot->graph(i)->data()->isEmpty();
     c.noData->setVisible(!any);
+    c.plot->legend->setVisible(c.plot->graphCount() > 0);
     c.plot->xAxis->setRange(end - span, end);
     for (QCPAxis* axis : {c.plot->yAxis, c.plot->yAxis2}) {
       bool found = false;
@@ -287,11 +288,11 @@ void MonitorPage::refresh() {
     }
     c.plot->replot(QCustomPlot::rpQueuedReplot);
   }
-  m_summary->setText(
-      haveTtft ? tr("TTFT p50 %1 ms, p95 %2 ms over %n request(s)", nullptr, int(m_keys.size()))
-                     .arg(p50, 0, 'f', 0)
-                     .arg(p95, 0, 'f', 0)
-               : tr("No finished requests in this window."));
+  m_summary->setText(haveTtft
+                         ? tr("TTFT p50 %1 ms, p95 %2 ms over %n request(s)", nullptr, ttftCount)
+                               .arg(p50, 0, 'f', 0)
+                               .arg(p95, 0, 'f', 0)
+                         : tr("No finished requests in this window."));
   m_dirty = false;
 }
 

@@ -53,7 +53,8 @@ TEST(MainWindowSmoke, GermanTranslationIsCompleteForEveryContext) {
   EXPECT_EQ(ModelsPage::tr("Fits on %n box(es)", nullptr, 2), QStringLiteral("Passt auf 2 Boxen"));
   EXPECT_EQ(engineStateName(EngineState::Ready), QStringLiteral("bereit"));
   EXPECT_EQ(MonitorPage::tr("Resume"), QStringLiteral("Fortsetzen"));
-  EXPECT_EQ(MonitorPage::tr("%n minute(s)", nullptr, 5), QStringLiteral("5 Minuten"));
+  EXPECT_EQ(MonitorPage::tr("TTFT p50 %1 ms, p95 %2 ms over %n request(s)", nullptr, 5),
+            QStringLiteral("TTFT p50 %1 ms, p95 %2 ms über 5 Anfragen"));
   EXPECT_EQ(BenchmarkPage::tr("Run benchmark"), QStringLiteral("Benchmark starten"));
   EXPECT_EQ(BenchResultModel::tr("Scenario"), QStringLiteral("Szenario"));
   EXPECT_EQ(BenchRunner::tr("cancelled"), QStringLiteral("abgebrochen"));
@@ -67,7 +68,8 @@ TEST(MainWindowSmoke, GermanTranslationIsCompleteForEveryContext) {
   // English plural forms come from arclight_en.ts.
   EXPECT_EQ(ModelsPage::tr("Fits on %n box(es)", nullptr, 1), QStringLiteral("Fits on 1 box"));
   EXPECT_EQ(ModelsPage::tr("Fits on %n box(es)", nullptr, 3), QStringLiteral("Fits on 3 boxes"));
-  EXPECT_EQ(MonitorPage::tr("%n minute(s)", nullptr, 1), QStringLiteral("1 minute"));
+  EXPECT_EQ(MonitorPage::tr("TTFT p50 %1 ms, p95 %2 ms over %n request(s)", nullptr, 1),
+            QStringLiteral("TTFT p50 %1 ms, p95 %2 ms over 1 request"));
 }
 
 TEST(MainWindowSmoke, DarkThemeModelsPageScreenshot) {
