@@ -205,6 +205,7 @@ BenchmarkPage::BenchmarkPage(EngineSession* session, QWidget* parent)
   updateEnabled();
   updateChart();
   updatePublished(QString());
+  m_table->resizeColumnsToContents();
 }
 
 BenchmarkPage::~BenchmarkPage() = default;
