@@ -22,6 +22,7 @@ struct BenchOpts {
   int repeats = 5;
   int threads = 0;
   bool json = false;
+  int bandwidth_mib = 1024;  // buffer of the bandwidth measurement: far beyond the caches
 };
 
 struct Stats {
@@ -114,7 +115,7 @@ int run_bench(const BenchOpts& o) {
     if (o.n_gen > 0) dec_tps.push_back(o.n_gen / td);
   }
   ThreadPool pool(backend->num_threads());
-  const double mem_bw = measure_read_bandwidth(&pool);
+  const double mem_bw = measure_read_bandwidth(&pool, static_cast<size_t>(o.bandwidth_mib) << 20);
 
   const Stats pre = stats(pre_tps), dec = stats(dec_tps);
   const double bytes_tok = static_cast<double>((*model)->active_bytes_per_token());
@@ -176,6 +177,10 @@ void add_bench_command(CLI::App& app, CliContext& ctx) {
       ->check(CLI::Range(1, 1000));
   cmd->add_option("-t,--threads", o->threads, "threads (0: all CPUs)")->capture_default_str();
   cmd->add_flag("--json", o->json, "machine-readable output");
+  cmd->add_option("--bandwidth-mib", o->bandwidth_mib,
+                  "buffer for the memory-bandwidth measurement")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 1 << 20));
   cmd->callback([o, &ctx] { ctx.exit_code = run_bench(*o); });
 }
 

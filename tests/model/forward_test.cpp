@@ -34,6 +34,11 @@ TestModelOptions tiny(const Case& c) {
   o.n_ff_shexp = kquant ? 256 : 64;
   o.n_layer = kquant ? 8 : 2;  // 8 layers so Q4_K_M mixes Q4_K and Q6_K
   o.n_expert_used = 2;
+  // Quantized kernels may quantize activations (~0.5% error), which can flip a near-tied top-k
+  // choice: a discrete jump no tolerance covers. Quantized MoE cases therefore use every expert
+  // (routing weights stay continuous); the F32 cases, whose error is ~1e-6, test the selection.
+  const bool exact = std::string(c.type) == "F32" || std::string(c.type) == "F16";
+  if (!exact && c.n_expert > 0) o.n_expert = o.n_expert_used = 4;
   o.tied_embeddings = c.family != Family::kLlama;  // cover both output heads
   return o;
 }
