@@ -1,6 +1,32 @@
 <?xml version='1.0' encoding='utf-8'?>
 <TS version="2.1" language="de_DE">
   <context>
+    <name>BenchHistory</name>
+    <message>
+      <source>%1: not valid JSON at byte %2 (%3)</source>
+      <translation>%1: kein gültiges JSON bei Byte %2 (%3)</translation>
+    </message>
+    <message>
+      <source>(model unknown)</source>
+      <translation>(Modell unbekannt)</translation>
+    </message>
+  </context>
+  <context>
+    <name>BenchResult</name>
+    <message>
+      <source>empty line</source>
+      <translation>leere Zeile</translation>
+    </message>
+    <message>
+      <source>no "scenario" in the line</source>
+      <translation>kein "scenario" in der Zeile</translation>
+    </message>
+    <message>
+      <source>not a JSON object: %1</source>
+      <translation>kein JSON-Objekt: %1</translation>
+    </message>
+  </context>
+  <context>
     <name>CatalogEntry</name>
     <message>
       <source>%1 layers</source>
@@ -123,6 +149,370 @@
     <message>
       <source>not connected</source>
       <translation>nicht verbunden</translation>
+    </message>
+  </context>
+  <context>
+    <name>arc::app::BenchCompareModel</name>
+    <message>
+      <source>Change</source>
+      <translation>Änderung</translation>
+    </message>
+    <message>
+      <source>Scenario</source>
+      <translation>Szenario</translation>
+    </message>
+    <message>
+      <source>TTFT ms A</source>
+      <translation>TTFT ms A</translation>
+    </message>
+    <message>
+      <source>TTFT ms B</source>
+      <translation>TTFT ms B</translation>
+    </message>
+    <message>
+      <source>Tokens/s A (%1)</source>
+      <translation>Token/s A (%1)</translation>
+    </message>
+    <message>
+      <source>Tokens/s B (%1)</source>
+      <translation>Token/s B (%1)</translation>
+    </message>
+  </context>
+  <context>
+    <name>arc::app::BenchHistoryModel</name>
+    <message numerus="yes">
+      <source>%n scenario(s)</source>
+      <translation><numerusform>%n Szenario</numerusform><numerusform>%n Szenarien</numerusform></translation>
+    </message>
+    <message>
+      <source>Date</source>
+      <translation>Datum</translation>
+    </message>
+    <message>
+      <source>Model</source>
+      <translation>Modell</translation>
+    </message>
+    <message>
+      <source>Profile</source>
+      <translation>Profil</translation>
+    </message>
+    <message>
+      <source>Result</source>
+      <translation>Ergebnis</translation>
+    </message>
+    <message>
+      <source>Server</source>
+      <translation>Server</translation>
+    </message>
+    <message>
+      <source>stopped: %1</source>
+      <translation>abgebrochen: %1</translation>
+    </message>
+  </context>
+  <context>
+    <name>arc::app::BenchResultModel</name>
+    <message>
+      <source>%1 of %2</source>
+      <translation>%1 von %2</translation>
+    </message>
+    <message>
+      <source>%1 prefill</source>
+      <translation>%1 Prefill</translation>
+    </message>
+    <message>
+      <source>End-to-end s</source>
+      <translation>Gesamtdauer s</translation>
+    </message>
+    <message>
+      <source>Errors</source>
+      <translation>Fehler</translation>
+    </message>
+    <message>
+      <source>ITL p90 ms</source>
+      <translation>ITL p90 ms</translation>
+    </message>
+    <message>
+      <source>Scenario</source>
+      <translation>Szenario</translation>
+    </message>
+    <message>
+      <source>Streams</source>
+      <translation>Streams</translation>
+    </message>
+    <message>
+      <source>TPOT ms</source>
+      <translation>TPOT ms</translation>
+    </message>
+    <message>
+      <source>TTFT ms (min–max)</source>
+      <translation>TTFT ms (min–max)</translation>
+    </message>
+    <message>
+      <source>Tokens/s per stream (min–max)</source>
+      <translation>Token/s pro Stream (min–max)</translation>
+    </message>
+    <message>
+      <source>Total tokens/s</source>
+      <translation>Token/s gesamt</translation>
+    </message>
+  </context>
+  <context>
+    <name>arc::app::BenchRunner</name>
+    <message numerus="yes">
+      <source>%n scenario(s) measured</source>
+      <translation><numerusform>%n Szenario gemessen</numerusform><numerusform>%n Szenarien gemessen</numerusform></translation>
+    </message>
+    <message>
+      <source>bench-serve could not be started: %1 (%2)</source>
+      <translation>bench-serve konnte nicht gestartet werden: %1 (%2)</translation>
+    </message>
+    <message>
+      <source>bench-serve crashed</source>
+      <translation>bench-serve ist abgestürzt</translation>
+    </message>
+    <message>
+      <source>bench-serve exited with code %1: %2</source>
+      <translation>bench-serve wurde mit Code %1 beendet: %2</translation>
+    </message>
+    <message>
+      <source>bench-serve is not available: arclight-engine was not found next to the app</source>
+      <translation>bench-serve ist nicht verfügbar: arclight-engine liegt nicht neben der App</translation>
+    </message>
+    <message>
+      <source>cancelled</source>
+      <translation>abgebrochen</translation>
+    </message>
+    <message>
+      <source>error: %1</source>
+      <translation>Fehler: %1</translation>
+    </message>
+    <message>
+      <source>no server URL to benchmark</source>
+      <translation>keine Server-URL zum Messen</translation>
+    </message>
+    <message>
+      <source>some requests failed (exit code %1)</source>
+      <translation>einige Anfragen sind fehlgeschlagen (Code %1)</translation>
+    </message>
+  </context>
+  <context>
+    <name>arc::app::BenchmarkPage</name>
+    <message numerus="yes">
+      <source>%1
+%n stream(s)</source>
+      <translation><numerusform>%1
+%n Stream</numerusform><numerusform>%1
+%n Streams</numerusform></translation>
+    </message>
+    <message>
+      <source>&lt;b&gt;Published figures for %1&lt;/b&gt; (decode tokens/s):</source>
+      <translation>&lt;b&gt;Veröffentlichte Werte für %1&lt;/b&gt; (Decode-Token/s):</translation>
+    </message>
+    <message>
+      <source>API key:</source>
+      <translation>API-Schlüssel:</translation>
+    </message>
+    <message>
+      <source>Another server (vLLM, llama-server, …)</source>
+      <translation>Ein anderer Server (vLLM, llama-server, …)</translation>
+    </message>
+    <message>
+      <source>Answer tokens:</source>
+      <translation>Antwort-Token:</translation>
+    </message>
+    <message>
+      <source>CSV files (*.csv)</source>
+      <translation>CSV-Dateien (*.csv)</translation>
+    </message>
+    <message>
+      <source>Cancel</source>
+      <translation>Abbrechen</translation>
+    </message>
+    <message>
+      <source>Choose at least one prompt set.</source>
+      <translation>Bitte mindestens einen Prompt-Satz wählen.</translation>
+    </message>
+    <message>
+      <source>Compare two</source>
+      <translation>Zwei vergleichen</translation>
+    </message>
+    <message>
+      <source>Could not write %1.</source>
+      <translation>%1 konnte nicht geschrieben werden.</translation>
+    </message>
+    <message>
+      <source>Custom</source>
+      <translation>Eigene</translation>
+    </message>
+    <message>
+      <source>Delete</source>
+      <translation>Löschen</translation>
+    </message>
+    <message>
+      <source>Done: %1</source>
+      <translation>Fertig: %1</translation>
+    </message>
+    <message>
+      <source>Export</source>
+      <translation>Export</translation>
+    </message>
+    <message>
+      <source>Export CSV…</source>
+      <translation>CSV exportieren…</translation>
+    </message>
+    <message>
+      <source>Export JSON…</source>
+      <translation>JSON exportieren…</translation>
+    </message>
+    <message>
+      <source>Export results</source>
+      <translation>Ergebnisse exportieren</translation>
+    </message>
+    <message>
+      <source>History</source>
+      <translation>Verlauf</translation>
+    </message>
+    <message>
+      <source>JSON</source>
+      <translation>JSON</translation>
+    </message>
+    <message>
+      <source>JSON files (*.json)</source>
+      <translation>JSON-Dateien (*.json)</translation>
+    </message>
+    <message>
+      <source>Measured runs:</source>
+      <translation>Gemessene Läufe:</translation>
+    </message>
+    <message>
+      <source>Method</source>
+      <translation>Methode</translation>
+    </message>
+    <message>
+      <source>Model:</source>
+      <translation>Modell:</translation>
+    </message>
+    <message>
+      <source>No published figures for %1 in the catalog.</source>
+      <translation>Keine veröffentlichten Werte für %1 im Katalog.</translation>
+    </message>
+    <message>
+      <source>No results to export.</source>
+      <translation>Keine Ergebnisse zum Exportieren.</translation>
+    </message>
+    <message>
+      <source>Prefill prompt tokens:</source>
+      <translation>Prompt-Token für Prefill:</translation>
+    </message>
+    <message>
+      <source>Profile:</source>
+      <translation>Profil:</translation>
+    </message>
+    <message>
+      <source>Progress</source>
+      <translation>Fortschritt</translation>
+    </message>
+    <message>
+      <source>Prompts:</source>
+      <translation>Prompts:</translation>
+    </message>
+    <message>
+      <source>Published figures for the model appear here once it is known.</source>
+      <translation>Veröffentlichte Werte für das Modell erscheinen hier, sobald es bekannt ist.</translation>
+    </message>
+    <message>
+      <source>Results</source>
+      <translation>Ergebnisse</translation>
+    </message>
+    <message>
+      <source>Run benchmark</source>
+      <translation>Benchmark starten</translation>
+    </message>
+    <message>
+      <source>Running against %1…</source>
+      <translation>Misst %1…</translation>
+    </message>
+    <message>
+      <source>Seeds (3 warm-ups, 6 runs, 450 tokens, 1/4/6/8 streams)</source>
+      <translation>Seeds (3 Aufwärmläufe, 6 Läufe, 450 Token, 1/4/6/8 Streams)</translation>
+    </message>
+    <message>
+      <source>Select two runs to compare.</source>
+      <translation>Zum Vergleichen zwei Läufe auswählen.</translation>
+    </message>
+    <message>
+      <source>Server</source>
+      <translation>Server</translation>
+    </message>
+    <message>
+      <source>Show</source>
+      <translation>Anzeigen</translation>
+    </message>
+    <message>
+      <source>Stopped: %1</source>
+      <translation>Abgebrochen: %1</translation>
+    </message>
+    <message>
+      <source>Streams:</source>
+      <translation>Streams:</translation>
+    </message>
+    <message>
+      <source>The benchmark history cannot be read: %1</source>
+      <translation>Der Benchmark-Verlauf ist nicht lesbar: %1</translation>
+    </message>
+    <message>
+      <source>The catalog has no published figures for %1.</source>
+      <translation>Der Katalog hat keine veröffentlichten Werte für %1.</translation>
+    </message>
+    <message>
+      <source>The engine this app is connected to</source>
+      <translation>Die Engine, mit der die App verbunden ist</translation>
+    </message>
+    <message>
+      <source>The run could not be saved: %1</source>
+      <translation>Der Lauf konnte nicht gespeichert werden: %1</translation>
+    </message>
+    <message>
+      <source>URL:</source>
+      <translation>URL:</translation>
+    </message>
+    <message>
+      <source>code</source>
+      <translation>Code</translation>
+    </message>
+    <message>
+      <source>measured (median)</source>
+      <translation>gemessen (Median)</translation>
+    </message>
+    <message>
+      <source>prefill</source>
+      <translation>Prefill</translation>
+    </message>
+    <message>
+      <source>prose</source>
+      <translation>Prosa</translation>
+    </message>
+    <message>
+      <source>published</source>
+      <translation>veröffentlicht</translation>
+    </message>
+    <message>
+      <source>published
+%1</source>
+      <translation>veröffentlicht
+%1</translation>
+    </message>
+    <message>
+      <source>skip</source>
+      <translation>auslassen</translation>
+    </message>
+    <message>
+      <source>the server's first model</source>
+      <translation>das erste Modell des Servers</translation>
+    </message>
+    <message>
+      <source>tokens/s</source>
+      <translation>Token/s</translation>
     </message>
   </context>
   <context>
@@ -665,20 +1055,12 @@
       <translation>Die neue Sprache gilt ab dem nächsten Start von Arclight.</translation>
     </message>
     <message>
-      <source>benchmark</source>
-      <translation>Benchmark</translation>
-    </message>
-    <message>
       <source>box %1: %2 / %3</source>
       <translation>Box %1: %2 / %3</translation>
     </message>
     <message>
       <source>cluster</source>
       <translation>Cluster</translation>
-    </message>
-    <message>
-      <source>monitor</source>
-      <translation>Monitor</translation>
     </message>
   </context>
   <context>
@@ -1008,6 +1390,205 @@
     <message>
       <source>this file</source>
       <translation>diese Datei</translation>
+    </message>
+  </context>
+  <context>
+    <name>arc::app::MonitorPage</name>
+    <message>
+      <source>%1 min</source>
+      <translation>%1 min</translation>
+    </message>
+    <message>
+      <source>%1 — %2</source>
+      <translation>%1 — %2</translation>
+    </message>
+    <message>
+      <source>All-reduce traffic and link utilisation</source>
+      <translation>All-Reduce-Verkehr und Link-Auslastung</translation>
+    </message>
+    <message>
+      <source>CSV files (*.csv)</source>
+      <translation>CSV-Dateien (*.csv)</translation>
+    </message>
+    <message>
+      <source>Could not write %1.</source>
+      <translation>%1 konnte nicht geschrieben werden.</translation>
+    </message>
+    <message>
+      <source>Decode tokens/s</source>
+      <translation>Decode-Token/s</translation>
+    </message>
+    <message>
+      <source>Export</source>
+      <translation>Export</translation>
+    </message>
+    <message>
+      <source>Export CSV…</source>
+      <translation>CSV exportieren…</translation>
+    </message>
+    <message>
+      <source>Export PNG…</source>
+      <translation>PNG exportieren…</translation>
+    </message>
+    <message>
+      <source>Export charts</source>
+      <translation>Diagramme exportieren</translation>
+    </message>
+    <message>
+      <source>Export visible data</source>
+      <translation>Sichtbare Daten exportieren</translation>
+    </message>
+    <message>
+      <source>GiB</source>
+      <translation>GiB</translation>
+    </message>
+    <message>
+      <source>Hover over a chart to read its values.</source>
+      <translation>Mit der Maus über ein Diagramm fahren, um Werte abzulesen.</translation>
+    </message>
+    <message>
+      <source>KV cache</source>
+      <translation>KV-Cache</translation>
+    </message>
+    <message>
+      <source>Memory per box</source>
+      <translation>Speicher pro Box</translation>
+    </message>
+    <message>
+      <source>MiB/s</source>
+      <translation>MiB/s</translation>
+    </message>
+    <message>
+      <source>No data at this time.</source>
+      <translation>Keine Daten zu dieser Zeit.</translation>
+    </message>
+    <message>
+      <source>No finished requests in this window.</source>
+      <translation>Keine abgeschlossenen Anfragen in diesem Zeitfenster.</translation>
+    </message>
+    <message>
+      <source>PNG images (*.png)</source>
+      <translation>PNG-Bilder (*.png)</translation>
+    </message>
+    <message>
+      <source>Pause</source>
+      <translation>Pause</translation>
+    </message>
+    <message>
+      <source>Prefill tokens/s</source>
+      <translation>Prefill-Token/s</translation>
+    </message>
+    <message>
+      <source>Requests</source>
+      <translation>Anfragen</translation>
+    </message>
+    <message>
+      <source>Resume</source>
+      <translation>Fortsetzen</translation>
+    </message>
+    <message numerus="yes">
+      <source>TTFT p50 %1 ms, p95 %2 ms over %n request(s)</source>
+      <translation><numerusform>TTFT p50 %1 ms, p95 %2 ms über %n Anfrage</numerusform><numerusform>TTFT p50 %1 ms, p95 %2 ms über %n Anfragen</numerusform></translation>
+    </message>
+    <message>
+      <source>Time to first token per request</source>
+      <translation>Zeit bis zum ersten Token pro Anfrage</translation>
+    </message>
+    <message>
+      <source>Window:</source>
+      <translation>Zeitfenster:</translation>
+    </message>
+    <message>
+      <source>all requests</source>
+      <translation>alle Anfragen</translation>
+    </message>
+    <message>
+      <source>all-reduce</source>
+      <translation>All-Reduce</translation>
+    </message>
+    <message>
+      <source>blocks</source>
+      <translation>Blöcke</translation>
+    </message>
+    <message>
+      <source>blocks cached</source>
+      <translation>Blöcke im Cache</translation>
+    </message>
+    <message>
+      <source>blocks in use</source>
+      <translation>Blöcke belegt</translation>
+    </message>
+    <message>
+      <source>box %1</source>
+      <translation>Box %1</translation>
+    </message>
+    <message>
+      <source>hit rate %</source>
+      <translation>Trefferquote %</translation>
+    </message>
+    <message>
+      <source>link utilisation (%)</source>
+      <translation>Link-Auslastung (%)</translation>
+    </message>
+    <message>
+      <source>ms</source>
+      <translation>ms</translation>
+    </message>
+    <message>
+      <source>no data</source>
+      <translation>keine Daten</translation>
+    </message>
+    <message>
+      <source>p50</source>
+      <translation>p50</translation>
+    </message>
+    <message>
+      <source>p50 %1 ms</source>
+      <translation>p50 %1 ms</translation>
+    </message>
+    <message>
+      <source>p95</source>
+      <translation>p95</translation>
+    </message>
+    <message>
+      <source>p95 %1 ms</source>
+      <translation>p95 %1 ms</translation>
+    </message>
+    <message>
+      <source>per request</source>
+      <translation>pro Anfrage</translation>
+    </message>
+    <message>
+      <source>prefill</source>
+      <translation>Prefill</translation>
+    </message>
+    <message>
+      <source>prefix-cache hit rate (%)</source>
+      <translation>Präfix-Cache-Trefferquote (%)</translation>
+    </message>
+    <message>
+      <source>request</source>
+      <translation>Anfrage</translation>
+    </message>
+    <message>
+      <source>requests</source>
+      <translation>Anfragen</translation>
+    </message>
+    <message>
+      <source>running</source>
+      <translation>laufend</translation>
+    </message>
+    <message>
+      <source>tokens/s</source>
+      <translation>Token/s</translation>
+    </message>
+    <message>
+      <source>utilisation %</source>
+      <translation>Auslastung %</translation>
+    </message>
+    <message>
+      <source>waiting</source>
+      <translation>wartend</translation>
     </message>
   </context>
   <context>

@@ -42,4 +42,47 @@
       </translation>
     </message>
   </context>
+  <context>
+    <name>arc::app::BenchHistoryModel</name>
+    <message numerus="yes">
+      <source>%n scenario(s)</source>
+      <translation>
+        <numerusform>%n scenario</numerusform>
+        <numerusform>%n scenarios</numerusform>
+      </translation>
+    </message>
+  </context>
+  <context>
+    <name>arc::app::BenchRunner</name>
+    <message numerus="yes">
+      <source>%n scenario(s) measured</source>
+      <translation>
+        <numerusform>%n scenario measured</numerusform>
+        <numerusform>%n scenarios measured</numerusform>
+      </translation>
+    </message>
+  </context>
+  <context>
+    <name>arc::app::BenchmarkPage</name>
+    <message numerus="yes">
+      <source>%1
+%n stream(s)</source>
+      <translation>
+        <numerusform>%1
+%n stream</numerusform>
+        <numerusform>%1
+%n streams</numerusform>
+      </translation>
+    </message>
+  </context>
+  <context>
+    <name>arc::app::MonitorPage</name>
+    <message numerus="yes">
+      <source>TTFT p50 %1 ms, p95 %2 ms over %n request(s)</source>
+      <translation>
+        <numerusform>TTFT p50 %1 ms, p95 %2 ms over %n request</numerusform>
+        <numerusform>TTFT p50 %1 ms, p95 %2 ms over %n requests</numerusform>
+      </translation>
+    </message>
+  </context>
 </TS>

@@ -50,6 +50,7 @@ QList<RankMemory> rankMemoryFromJson(const QJsonValue& v) {
     m.rank = int(i64(o, "rank"));
     m.host = str(o, "host");
     m.usedBytes = i64(o, "used_bytes");
+    m.availableBytes = i64(o, "available_bytes");
     m.totalBytes = i64(o, "total_bytes");
     out.append(m);
   }
@@ -67,13 +68,20 @@ LoadProgress LoadProgress::fromJson(const QJsonObject& o) {
 
 StatsSnapshot StatsSnapshot::fromJson(const QJsonObject& o) {
   StatsSnapshot s;
+  s.state = engineStateFromString(str(o, "state"));
   s.decodeTokensPerSec = f64(o, "decode_tokens_per_s");
   s.prefillTokensPerSec = f64(o, "prefill_tokens_per_s");
   s.running = int(i64(o, "running"));
   s.waiting = int(i64(o, "waiting"));
   s.kvBlocksUsed = i64(o, "kv_blocks_used");
   s.kvBlocksTotal = i64(o, "kv_blocks_total");
+  s.kvBlocksCached = i64(o, "kv_blocks_cached");
   s.prefixHitRate = f64(o, "prefix_hit_rate");
+  s.generatedTokensTotal = i64(o, "generated_tokens_total");
+  const QJsonValue ar = o.value(QLatin1String("allreduce_bytes_per_s"));
+  if (ar.isDouble()) s.allreduceBytesPerSec = ar.toDouble();
+  const QJsonValue link = o.value(QLatin1String("link_utilization"));
+  if (link.isDouble()) s.linkUtilization = link.toDouble();
   s.memory = rankMemoryFromJson(o.value(QLatin1String("memory")));
   return s;
 }
@@ -81,6 +89,7 @@ StatsSnapshot StatsSnapshot::fromJson(const QJsonObject& o) {
 RequestRecord RequestRecord::fromJson(const QJsonObject& o) {
   RequestRecord r;
   r.id = str(o, "id");
+  r.finishReason = str(o, "finish_reason");
   r.queueMs = f64(o, "queue_ms");
   r.ttftMs = f64(o, "ttft_ms");
   r.prefillTokensPerSec = f64(o, "prefill_tokens_per_s");
@@ -88,6 +97,7 @@ RequestRecord RequestRecord::fromJson(const QJsonObject& o) {
   r.promptTokens = i64(o, "prompt_tokens");
   r.completionTokens = i64(o, "completion_tokens");
   r.cachedTokens = i64(o, "cached_tokens");
+  r.totalMs = f64(o, "total_ms");
   return r;
 }
 

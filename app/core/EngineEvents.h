@@ -10,14 +10,18 @@
 //   event: load_done      {"model":"name", "path":"...", "seconds":12.5}
 //   event: load_error     {"message":"...", "required_bytes":..., "available_bytes":...}
 //   event: unloaded       {}
-//   event: stats          {"decode_tokens_per_s":31.2, "prefill_tokens_per_s":900.0,
-//                          "running":1, "waiting":0, "kv_blocks_used":10, "kv_blocks_total":400,
-//                          "prefix_hit_rate":0.5,
+//   event: stats          once a second: {"state":"ready", "decode_tokens_per_s":31.2,
+//                          "prefill_tokens_per_s":900.0, "running":1, "waiting":0,
+//                          "kv_blocks_used":10, "kv_blocks_total":400, "kv_blocks_cached":4,
+//                          "prefix_hit_rate":0.5, "generated_tokens_total":12345,
 //                          "memory":[{"rank":0, "host":"spark-1", "used_bytes":...,
-//                          "total_bytes":...}]}
-//   event: request        {"id":"...", "queue_ms":1, "ttft_ms":120, "prefill_tokens_per_s":900,
+//                          "available_bytes":..., "total_bytes":...}],
+//                          optional, with tensor parallelism: "allreduce_bytes_per_s":...,
+//                          "link_utilization":0.0-1.0}
+//   event: request        per finished request: {"id":"...", "finish_reason":"stop",
+//                          "queue_ms":1, "ttft_ms":120, "prefill_tokens_per_s":900,
 //                          "decode_tokens_per_s":30, "prompt_tokens":50, "completion_tokens":200,
-//                          "cached_tokens":32}
+//                          "cached_tokens":32, "total_ms":6800}
 //   event: error          {"message":"..."}
 //
 // GET /engine/status: {"state":..., "version":"0.1.0", "model":{"id","path","architecture",
@@ -43,6 +47,7 @@ struct RankMemory {
   int rank = 0;
   QString host;
   qint64 usedBytes = 0;
+  qint64 availableBytes = 0;
   qint64 totalBytes = 0;
 };
 
@@ -55,19 +60,26 @@ struct LoadProgress {
 };
 
 struct StatsSnapshot {
+  EngineState state = EngineState::Unknown;
   double decodeTokensPerSec = 0;
   double prefillTokensPerSec = 0;
   int running = 0;
   int waiting = 0;
   qint64 kvBlocksUsed = 0;
   qint64 kvBlocksTotal = 0;
-  double prefixHitRate = 0;
+  qint64 kvBlocksCached = 0;
+  double prefixHitRate = 0;  // 0..1
+  qint64 generatedTokensTotal = 0;
   QList<RankMemory> memory;
+  // All-reduce traffic and link utilisation (0..1); negative when the engine does not send them.
+  double allreduceBytesPerSec = -1;
+  double linkUtilization = -1;
   static StatsSnapshot fromJson(const QJsonObject& o);
 };
 
 struct RequestRecord {
   QString id;
+  QString finishReason;
   double queueMs = 0;
   double ttftMs = 0;
   double prefillTokensPerSec = 0;
@@ -75,6 +87,7 @@ struct RequestRecord {
   qint64 promptTokens = 0;
   qint64 completionTokens = 0;
   qint64 cachedTokens = 0;
+  double totalMs = 0;
   static RequestRecord fromJson(const QJsonObject& o);
 };
 

@@ -15,10 +15,12 @@
 
 #include "AboutDialog.h"
 #include "Application.h"
+#include "BenchmarkPage.h"
 #include "ChatPage.h"
 #include "EngineSession.h"
 #include "LogDialog.h"
 #include "ModelsPage.h"
+#include "MonitorPage.h"
 #include "PlaceholderPage.h"
 #include "SettingsDialog.h"
 
@@ -61,8 +63,8 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent), m_session(new Eng
   const PageInfo pages[PageCount] = {
       {tr("Models"), m_modelsPage},
       {tr("Chat"), new ChatPage(m_session, m_pages)},
-      {tr("Monitor"), new PlaceholderPage(tr("Monitor"), later.arg(tr("monitor")), m_pages)},
-      {tr("Benchmark"), new PlaceholderPage(tr("Benchmark"), later.arg(tr("benchmark")), m_pages)},
+      {tr("Monitor"), new MonitorPage(m_session, m_pages)},
+      {tr("Benchmark"), new BenchmarkPage(m_session, m_pages)},
       {tr("Cluster"), new PlaceholderPage(tr("Cluster"), later.arg(tr("cluster")), m_pages)},
   };
   for (const PageInfo& p : pages) {

@@ -10,12 +10,16 @@
 #include "ChatController.h"
 #include "ChatPage.h"
 #include "ConversationListModel.h"
+#include "BenchResultModel.h"
+#include "BenchRunner.h"
+#include "BenchmarkPage.h"
 #include "EngineClient.h"
 #include "FitController.h"
 #include "MainWindow.h"
 #include "MessageWidget.h"
 #include "ModelListModel.h"
 #include "ModelsPage.h"
+#include "MonitorPage.h"
 
 using namespace arc::app;
 
@@ -57,6 +61,12 @@ TEST(MainWindowSmoke, GermanTranslationIsCompleteForEveryContext) {
   EXPECT_EQ(ChatController::tr("The engine stopped with an error: %1"),
             QStringLiteral("Die Engine hat mit einem Fehler abgebrochen: %1"));
   EXPECT_EQ(ConversationListModel::tr("New conversation"), QStringLiteral("Neue Unterhaltung"));
+  EXPECT_EQ(MonitorPage::tr("Resume"), QStringLiteral("Fortsetzen"));
+  EXPECT_EQ(MonitorPage::tr("TTFT p50 %1 ms, p95 %2 ms over %n request(s)", nullptr, 5),
+            QStringLiteral("TTFT p50 %1 ms, p95 %2 ms über 5 Anfragen"));
+  EXPECT_EQ(BenchmarkPage::tr("Run benchmark"), QStringLiteral("Benchmark starten"));
+  EXPECT_EQ(BenchResultModel::tr("Scenario"), QStringLiteral("Szenario"));
+  EXPECT_EQ(BenchRunner::tr("cancelled"), QStringLiteral("abgebrochen"));
   {
     MainWindow w;
     EXPECT_TRUE(w.statusText().contains(QStringLiteral("Kein Modell geladen")))
@@ -67,6 +77,8 @@ TEST(MainWindowSmoke, GermanTranslationIsCompleteForEveryContext) {
   // English plural forms come from arclight_en.ts.
   EXPECT_EQ(ModelsPage::tr("Fits on %n box(es)", nullptr, 1), QStringLiteral("Fits on 1 box"));
   EXPECT_EQ(ModelsPage::tr("Fits on %n box(es)", nullptr, 3), QStringLiteral("Fits on 3 boxes"));
+  EXPECT_EQ(MonitorPage::tr("TTFT p50 %1 ms, p95 %2 ms over %n request(s)", nullptr, 1),
+            QStringLiteral("TTFT p50 %1 ms, p95 %2 ms over 1 request"));
 }
 
 TEST(MainWindowSmoke, DarkThemeModelsPageScreenshot) {
