@@ -75,7 +75,8 @@ TEST(Sampler, PenaltiesFollowTheirDefinitions) {
   // Repetition penalty divides positive logits of every token seen, prompt included.
   SamplingParams rep = params(0.0f, 0, 1.0f, 1);
   rep.repetition_penalty = 1.1f;  // 2.0 / 1.1 = 1.82 < 1.9
-  EXPECT_EQ(Sampler(rep).sample(l, {0}, 1), 1);
+  const std::vector<int32_t> prompt_only = {0};
+  EXPECT_EQ(Sampler(rep).sample(l, prompt_only, 1), 1);
   EXPECT_NEAR(token_logprob(l, 0), 2.0 - std::log(std::exp(2.0) + std::exp(1.9) + std::exp(1.0)), 1e-6);
 }
 
