@@ -1,5 +1,8 @@
 #include "EngineProcess.h"
 
+#include <signal.h>
+#include <sys/prctl.h>
+
 #include <QCoreApplication>
 #include <QDir>
 #include <QFileInfo>
@@ -8,6 +11,9 @@ namespace arc::app {
 
 EngineProcess::EngineProcess(QObject* parent) : QObject(parent) {
   m_process.setProcessChannelMode(QProcess::MergedChannels);
+  // If the app dies without stopping it (crash, kill), the engine goes too instead of holding the
+  // port and gigabytes of memory.
+  m_process.setChildProcessModifier([] { prctl(PR_SET_PDEATHSIG, SIGTERM); });
   connect(&m_process, &QProcess::readyRead, this, [this] { appendLog(m_process.readAll()); });
   connect(&m_process, &QProcess::started, this, &EngineProcess::started);
   connect(&m_process, &QProcess::errorOccurred, this, [this](QProcess::ProcessError err) {

@@ -239,7 +239,8 @@ void MonitorPage::refresh() {
   const int ttftCount = int(m_keys.size());
   const bool haveTtft = ttftCount > 0;
   // Percentile lines span the window: two points each.
-  const QVector<double> lineKeys{end - span, end};
+  // Keys and values must have the same length: no TTFT yet means no line at all.
+  const QVector<double> lineKeys = haveTtft ? QVector<double>{end - span, end} : QVector<double>{};
   m_ttftP50->setData(lineKeys, haveTtft ? QVector<double>{p50, p50} : QVector<double>{}, true);
   m_ttftP95->setData(lineKeys, haveTtft ? QVector<double>{p95, p95} : QVector<double>{}, true);
   if (!haveTtft) {
