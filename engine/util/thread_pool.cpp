@@ -61,7 +61,8 @@ void ThreadPool::worker_loop() {
     }
     if (generation_.load(std::memory_order_acquire) == seen) {
       std::unique_lock<std::mutex> lock(mu_);
-      wake_.wait(lock, [&] { return stop_ || generation_.load(std::memory_order_acquire) != seen; });
+      wake_.wait(lock,
+                 [&] { return stop_ || generation_.load(std::memory_order_acquire) != seen; });
       if (stop_) return;
     }
     {

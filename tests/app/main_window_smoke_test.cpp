@@ -7,12 +7,12 @@
 #include <QTest>
 
 #include "Application.h"
-#include "ChatController.h"
-#include "ChatPage.h"
-#include "ConversationListModel.h"
 #include "BenchResultModel.h"
 #include "BenchRunner.h"
 #include "BenchmarkPage.h"
+#include "ChatController.h"
+#include "ChatPage.h"
+#include "ConversationListModel.h"
 #include "EngineClient.h"
 #include "FitController.h"
 #include "MainWindow.h"

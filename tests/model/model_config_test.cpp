@@ -113,7 +113,8 @@ TEST(ModelArch, TensorWalkListsEachTensorOnceWithSplits) {
     if (r.name == "output.weight") EXPECT_EQ(r.spec->split, Split::kVocab);
   });
   EXPECT_EQ(static_cast<size_t>(n), names.size());
-  // 3 globals (embedding, output norm, output) + 2 x 17 per layer (8 attention, norm, 4 routed, 4 shared).
+  // 3 globals (embedding, output norm, output) + 2 x 17 per layer (8 attention, norm, 4 routed, 4
+  // shared).
   EXPECT_EQ(n, 3 + 2 * 17);
   EXPECT_TRUE(names.count("blk.1.ffn_gate_inp_shexp.weight"));
   EXPECT_FALSE(names.count("blk.0.attn_q_norm.weight"));

@@ -64,7 +64,8 @@ TEST(Sampler, PenaltiesFollowTheirDefinitions) {
   const std::vector<int32_t> history = {0, 0, 2};  // prompt {0}, then output {0, 2}
   // Greedy picks 0 without penalties.
   EXPECT_EQ(Sampler(params(0.0f, 0, 1.0f, 1)).sample(l, history, 1), 0);
-  // Frequency 0.1 x 1 output occurrence: 2.0 - 0.1 = 1.9 ties with token 1, lowest id wins; 0.2 flips it.
+  // Frequency 0.1 x 1 output occurrence: 2.0 - 0.1 = 1.9 ties with token 1, lowest id wins; 0.2
+  // flips it.
   SamplingParams f = params(0.0f, 0, 1.0f, 1);
   f.frequency_penalty = 0.2f;
   EXPECT_EQ(Sampler(f).sample(l, history, 1), 1);
@@ -77,7 +78,8 @@ TEST(Sampler, PenaltiesFollowTheirDefinitions) {
   rep.repetition_penalty = 1.1f;  // 2.0 / 1.1 = 1.82 < 1.9
   const std::vector<int32_t> prompt_only = {0};
   EXPECT_EQ(Sampler(rep).sample(l, prompt_only, 1), 1);
-  EXPECT_NEAR(token_logprob(l, 0), 2.0 - std::log(std::exp(2.0) + std::exp(1.9) + std::exp(1.0)), 1e-6);
+  EXPECT_NEAR(token_logprob(l, 0), 2.0 - std::log(std::exp(2.0) + std::exp(1.9) + std::exp(1.0)),
+              1e-6);
 }
 
 TEST(Sampler, TopLogprobs) {

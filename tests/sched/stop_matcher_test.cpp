@@ -23,8 +23,9 @@ TEST(StopMatcher, StopsAcrossTokenBoundariesAtEverySplit) {
     for (size_t b = a; b <= text.size(); ++b) {
       bool matched = false;
       std::string which;
-      std::string out = run({"END", "xyz"}, {text.substr(0, a), text.substr(a, b - a), text.substr(b)},
-                            &matched, &which);
+      std::string out =
+          run({"END", "xyz"}, {text.substr(0, a), text.substr(a, b - a), text.substr(b)}, &matched,
+              &which);
       EXPECT_EQ(out, "Hello ") << a << "," << b;
       EXPECT_TRUE(matched);
       EXPECT_EQ(which, "END");

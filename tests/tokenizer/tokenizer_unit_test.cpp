@@ -117,7 +117,6 @@ TEST(TokenizerUnit, HugeRunsOfOneCharacterClass) {
 }  // namespace
 }  // namespace arc
 
-
 namespace arc {
 namespace {
 

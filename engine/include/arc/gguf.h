@@ -82,8 +82,8 @@ struct TensorInfo {
   std::string name;
   std::vector<int64_t> shape;  // GGUF order: shape[0] is the fastest-varying (row length)
   DType type = DType::F32;
-  uint64_t offset = 0;   // from the start of its file's data section
-  uint64_t n_bytes = 0;  // derived from shape and type
+  uint64_t offset = 0;      // from the start of its file's data section
+  uint64_t n_bytes = 0;     // derived from shape and type
   uint32_t file_index = 0;  // which split file holds it (0 for single files)
 
   int64_t n_elements() const;
@@ -139,9 +139,9 @@ class File {
   std::string path_;
   uint32_t version_ = 3;
   uint32_t alignment_ = 32;
-  std::vector<MappedFile> maps_;                  // one per split (empty for parse())
-  std::vector<std::span<const uint8_t>> bytes_;   // per split: the whole file
-  std::vector<uint64_t> data_offsets_;            // per split: start of the data section
+  std::vector<MappedFile> maps_;                 // one per split (empty for parse())
+  std::vector<std::span<const uint8_t>> bytes_;  // per split: the whole file
+  std::vector<uint64_t> data_offsets_;           // per split: start of the data section
   std::map<std::string, Value, std::less<>> metadata_;
   std::vector<TensorInfo> tensors_;
   std::map<std::string, size_t, std::less<>> tensor_index_;

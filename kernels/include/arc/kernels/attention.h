@@ -15,8 +15,8 @@ namespace arc::kernels {
 // 8-bit later). A sequence's logical position p lives in block block_table[p / block_size],
 // row p % block_size.
 struct PagedAttentionArgs {
-  const float* q = nullptr;   // [n_tokens, n_head, head_dim]
-  float* out = nullptr;       // [n_tokens, n_head, head_dim]
+  const float* q = nullptr;  // [n_tokens, n_head, head_dim]
+  float* out = nullptr;      // [n_tokens, n_head, head_dim]
   int64_t n_tokens = 0;
   int64_t n_head = 0;
   int64_t n_kv_head = 0;
@@ -29,8 +29,8 @@ struct PagedAttentionArgs {
   const int32_t* token_pos = nullptr;     // [n_tokens] absolute position of each token
   const int32_t* block_tables = nullptr;  // [n_seqs, max_blocks_per_seq]
   int64_t max_blocks_per_seq = 0;
-  float scale = 0.0f;                     // 0: 1 / sqrt(head_dim)
-  int64_t sliding_window = 0;             // 0: full causal
+  float scale = 0.0f;          // 0: 1 / sqrt(head_dim)
+  int64_t sliding_window = 0;  // 0: full causal
 };
 void paged_attention(const PagedAttentionArgs& args, Parallel* pool);
 

@@ -56,7 +56,9 @@ struct DTypeInfo {
 
 // Every type GGUF defines that a file may contain (for sizes); nullptr for an unknown id.
 const DTypeInfo* dtype_info(uint32_t id);
-inline const DTypeInfo* dtype_info(DType t) { return dtype_info(static_cast<uint32_t>(t)); }
+inline const DTypeInfo* dtype_info(DType t) {
+  return dtype_info(static_cast<uint32_t>(t));
+}
 
 std::optional<DType> dtype_from_name(std::string_view name);
 std::string_view dtype_name(DType t);

@@ -12,17 +12,17 @@
 namespace arc::kernels {
 
 struct MatmulArgs {
-  const void* w = nullptr;   // [n_out, n_in] in w_type; row o starts at w + o * w_row_bytes
+  const void* w = nullptr;  // [n_out, n_in] in w_type; row o starts at w + o * w_row_bytes
   DType w_type = DType::F32;
   int64_t n_out = 0;
   int64_t n_in = 0;          // multiple of w_type's block size
   size_t w_row_bytes = 0;    // 0: dtype_row_bytes(w_type, n_in)
   const float* x = nullptr;  // [n_tokens, n_in], row stride x_stride floats
   int64_t n_tokens = 1;
-  int64_t x_stride = 0;      // 0: n_in
-  float* y = nullptr;        // [n_tokens, n_out], row stride y_stride floats
-  int64_t y_stride = 0;      // 0: n_out
-  bool accumulate = false;   // y += product instead of y = product
+  int64_t x_stride = 0;     // 0: n_in
+  float* y = nullptr;       // [n_tokens, n_out], row stride y_stride floats
+  int64_t y_stride = 0;     // 0: n_out
+  bool accumulate = false;  // y += product instead of y = product
 };
 
 // Best path for this CPU (runtime dispatch). Returns false for an unsupported w_type.

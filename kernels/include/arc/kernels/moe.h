@@ -34,12 +34,13 @@ struct MoeFfnArgs {
   const float* x = nullptr;  // [n_tokens, n_embd]
   int64_t n_tokens = 0;
   int64_t n_embd = 0;
-  int64_t n_ff = 0;          // per-expert intermediate size (this rank's share under TP)
+  int64_t n_ff = 0;  // per-expert intermediate size (this rank's share under TP)
   int64_t n_expert = 0;
   int64_t k = 0;
   const int32_t* ids = nullptr;    // [n_tokens, k]
   const float* weights = nullptr;  // [n_tokens, k]
-  const void* gate = nullptr;  // [n_expert][n_ff, n_embd] in gate_type, expert stride gate_expert_bytes
+  const void* gate =
+      nullptr;  // [n_expert][n_ff, n_embd] in gate_type, expert stride gate_expert_bytes
   const void* up = nullptr;    // [n_expert][n_ff, n_embd] in up_type
   const void* down = nullptr;  // [n_expert][n_embd, n_ff] in down_type
   DType gate_type = DType::F32;
@@ -48,7 +49,7 @@ struct MoeFfnArgs {
   size_t gate_expert_bytes = 0;  // 0: n_ff rows of n_embd
   size_t up_expert_bytes = 0;
   size_t down_expert_bytes = 0;
-  float* y = nullptr;        // [n_tokens, n_embd]
+  float* y = nullptr;  // [n_tokens, n_embd]
   bool accumulate = false;
 };
 bool moe_ffn(const MoeFfnArgs& args, Parallel* pool);

@@ -21,29 +21,29 @@ enum class RopeLayout : int {
 // Frequency scaling: theta_i = pos * base^(-2i/rot_dim) * freq_scale, with optional per-pair
 // factors (Llama 3 style) and YaRN ramp (ext_factor > 0) between beta_fast and beta_slow.
 struct RopeArgs {
-  float* x = nullptr;           // [n_tokens, n_heads, head_dim], rotated in place
+  float* x = nullptr;  // [n_tokens, n_heads, head_dim], rotated in place
   int64_t n_tokens = 0;
   int64_t n_heads = 0;
   int64_t head_dim = 0;
-  int64_t rot_dim = 0;          // leading dims rotated (0: head_dim)
-  const int32_t* pos = nullptr; // [n_tokens]
+  int64_t rot_dim = 0;           // leading dims rotated (0: head_dim)
+  const int32_t* pos = nullptr;  // [n_tokens]
   RopeLayout layout = RopeLayout::kSplitHalf;
   float theta_base = 10000.0f;
-  float freq_scale = 1.0f;             // linear scaling: 1 / factor
-  const float* freq_factors = nullptr; // [rot_dim / 2] divisors, or null
-  float ext_factor = 0.0f;             // YaRN: 0 disables the ramp
-  float attn_factor = 1.0f;            // YaRN magnitude scaling
+  float freq_scale = 1.0f;              // linear scaling: 1 / factor
+  const float* freq_factors = nullptr;  // [rot_dim / 2] divisors, or null
+  float ext_factor = 0.0f;              // YaRN: 0 disables the ramp
+  float attn_factor = 1.0f;             // YaRN magnitude scaling
   float beta_fast = 32.0f;
   float beta_slow = 1.0f;
-  int64_t n_ctx_orig = 0;              // YaRN: original training context
+  int64_t n_ctx_orig = 0;  // YaRN: original training context
 };
 void rope(const RopeArgs& args);
 
 void softmax_rows(float* x, int64_t n_rows, int64_t n);  // in place, [n_rows, n]
 void silu(const float* x, float* y, int64_t n);
-void gelu(const float* x, float* y, int64_t n);                       // tanh approximation
-void swiglu(const float* gate, const float* up, float* y, int64_t n); // silu(gate) * up
-void add(const float* a, const float* b, float* y, int64_t n);        // y may alias a or b
+void gelu(const float* x, float* y, int64_t n);                        // tanh approximation
+void swiglu(const float* gate, const float* up, float* y, int64_t n);  // silu(gate) * up
+void add(const float* a, const float* b, float* y, int64_t n);         // y may alias a or b
 void scale(float* x, float s, int64_t n);
 
 // out[j, :] = dequantized table row ids[j]. table: [n_rows, d] in t; out: [n_ids, d].
