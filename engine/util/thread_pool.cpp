@@ -35,7 +35,8 @@ ThreadPool::ThreadPool(int n_threads) {
 ThreadPool::~ThreadPool() {
   {
     std::lock_guard<std::mutex> lock(mu_);
-    stop_ = true;
+    stop_.store(true, std::memory_order_release);
+    generation_.fetch_add(1, std::memory_order_release);  // ends spinning workers too
   }
   wake_.notify_all();
   for (auto& t : workers_) t.join();
@@ -65,10 +66,7 @@ void ThreadPool::worker_loop() {
                  [&] { return stop_ || generation_.load(std::memory_order_acquire) != seen; });
       if (stop_) return;
     }
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      if (stop_) return;
-    }
+    if (stop_.load(std::memory_order_acquire)) return;
     seen = generation_.load(std::memory_order_acquire);
     run_chunks();
     active_.fetch_sub(1, std::memory_order_acq_rel);

@@ -6,39 +6,17 @@
 #include <cmath>
 #include <cstdint>
 
+#include "arc/kernels/fp16.h"
+
 namespace arc::kernels::quant {
 
+// One IEEE half implementation for the whole kernels tree (arc/kernels/fp16.h); these names
+// stay for the quantizers and matmul kernels that use them.
 inline float fp16_to_f32(uint16_t h) {
-  const uint32_t sign = static_cast<uint32_t>(h & 0x8000u) << 16;
-  const uint32_t exp = (h >> 10) & 0x1fu;
-  const uint32_t mant = h & 0x3ffu;
-  if (exp == 0) {
-    // Zero or subnormal: mant * 2^-24, exact in float.
-    const float v = std::ldexp(static_cast<float>(mant), -24);
-    return sign ? -v : v;
-  }
-  uint32_t bits;
-  if (exp == 31) {
-    bits = sign | 0x7f800000u | (mant << 13);
-  } else {
-    bits = sign | ((exp + 112u) << 23) | (mant << 13);
-  }
-  return std::bit_cast<float>(bits);
+  return fp16_to_fp32(h);
 }
-
 inline uint16_t f32_to_fp16(float f) {
-  uint32_t x = std::bit_cast<uint32_t>(f);
-  const uint16_t sign = static_cast<uint16_t>((x >> 16) & 0x8000u);
-  uint32_t a = x & 0x7fffffffu;
-  if (a >= 0x7f800000u) return sign | 0x7c00u | (a > 0x7f800000u ? 0x200u : 0u);  // inf / NaN
-  if (a >= 0x477ff000u) return sign | 0x7c00u;  // >= 65520 rounds to infinity
-  if (a < 0x38800000u) {
-    // Below the smallest normal half (2^-14): subnormal result round(v * 2^24), ties to even.
-    const float v = std::bit_cast<float>(a);
-    return sign | static_cast<uint16_t>(std::nearbyint(v * 16777216.0f));
-  }
-  a += 0xc8000fffu + ((a >> 13) & 1u);  // rebias exponent by -112 and round to nearest even
-  return sign | static_cast<uint16_t>(a >> 13);
+  return fp32_to_fp16(f);
 }
 
 inline float bf16_to_f32(uint16_t h) {

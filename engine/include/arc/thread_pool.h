@@ -39,7 +39,7 @@ class ThreadPool final : public kernels::Parallel {
   std::mutex call_mu_;  // one for_range at a time
   std::condition_variable wake_;
   std::atomic<uint64_t> generation_{0};  // bumped once per for_range
-  bool stop_ = false;                    // guarded by mu_
+  std::atomic<bool> stop_{false};
   std::atomic<int> active_{0};           // workers still inside the current loop
 
   // The job in flight.
