@@ -34,6 +34,14 @@ struct SamplingParams {
   bool ignore_eos = false;
 };
 
+// An image from a chat request: the encoded file as the client sent it (base64 decoded). Its
+// format was sniffed from the bytes and checked against the declared media type; its pixels are
+// decoded later, by the engine (arc/vision_image.h).
+struct ImageInput {
+  std::string media_type;      // image/png, image/jpeg or image/webp (the sniffed format)
+  std::vector<uint8_t> bytes;  // the encoded file
+};
+
 // A chat request after the dialect was parsed. `messages` is normalised to the OpenAI shape:
 // [{role, content (string or [{type:text|image_url, ...}]), tool_calls?, tool_call_id?, name?}].
 struct ChatRequest {
@@ -43,6 +51,10 @@ struct ChatRequest {
   std::optional<nlohmann::json> response_format;
   SamplingParams sampling;
   std::string client;  // "openai" or "anthropic": for logs and metrics only
+  // Images in the order their parts appear in `messages`. The server moves each data URI out of
+  // its part: the k-th image part becomes {"type":"image_url","image_url":{"url":""},
+  // "arc_image_index":k} (templates still see an image part; no megabytes of base64 in JSON).
+  std::vector<ImageInput> images;
 };
 
 struct CompletionRequest {
