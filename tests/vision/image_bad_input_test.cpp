@@ -15,12 +15,21 @@ namespace {
 using test::read_image_file;
 using ::testing::HasSubstr;
 
-const char* kGood[] = {"rgb8.png",           "rgba8.png",
-                       "gray8.png",          "graya8.png",
-                       "rgb16.png",          "palette.png",
-                       "quad.jpg",           "quad_progressive.jpg",
-                       "quad_gray.jpg",      "exif_orientation_6.jpg",
-                       "rgb8_lossless.webp", "rgba8_lossless.webp",
+const char* kGood[] = {"rgb8.png",
+                       "rgba8.png",
+                       "gray8.png",
+                       "graya8.png",
+                       "rgb16.png",
+                       "palette.png",
+                       "rgb8_interlaced.png",
+                       "rgba8_interlaced.png",
+                       "quad.jpg",
+                       "quad_progressive.jpg",
+                       "quad_gray.jpg",
+                       "cmyk.jpg",
+                       "exif_orientation_6.jpg",
+                       "rgb8_lossless.webp",
+                       "rgba8_lossless.webp",
                        "quad_lossy.webp"};
 
 TEST(ImageBadInput, EveryTruncationIsAnError) {
