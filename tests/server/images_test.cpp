@@ -269,3 +269,36 @@ TEST_F(ImageServerTest, TooManyImages) {
 
 }  // namespace
 }  // namespace arc
+
+namespace arc {
+namespace {
+
+TEST(ImageBodyLimit, Clear413InEachDialect) {
+  FakeService service;
+  service.vision = true;
+  ServerOptions o;
+  o.port = 0;
+  o.max_body_bytes = 64 * 1024;
+  Server server(o, service);
+  ASSERT_TRUE(server.start().ok());
+  httplib::Client client("127.0.0.1", server.port());
+  const std::string big(100 * 1024, 'A');
+  auto r =
+      client.Post("/v1/chat/completions", openai_image_body("data:image/png;base64," + big).dump(),
+                  "application/json");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 413);
+  auto j = json::parse(r->body);
+  EXPECT_THAT(j["error"]["message"].get<std::string>(), HasSubstr("smaller or fewer images"));
+  r = client.Post("/v1/messages", anthropic_image_body("image/png", big).dump(),
+                  "application/json");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 413);
+  j = json::parse(r->body);
+  EXPECT_EQ(j["type"], "error");
+  EXPECT_THAT(j["error"]["message"].get<std::string>(), HasSubstr("smaller or fewer images"));
+  server.stop();
+}
+
+}  // namespace
+}  // namespace arc
