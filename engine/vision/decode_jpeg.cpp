@@ -158,7 +158,11 @@ Result<Image> decode_jpeg(std::span<const uint8_t> bytes, const DecodeLimits& li
   ImageInfo info;
   Image img;
   ARC_RETURN_IF_ERROR(run(c, bytes, limits, info, &img));
-  apply_orientation(img, info.orientation);
+  try {
+    apply_orientation(img, info.orientation);
+  } catch (const std::bad_alloc&) {
+    return resource_exhausted("out of memory rotating a JPEG by its EXIF orientation");
+  }
   return img;
 }
 
