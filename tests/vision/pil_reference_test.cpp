@@ -3,7 +3,9 @@
 // raw outputs make_pil_reference.py committed. Within one level of 8 bits.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstdlib>
+#include <cstring>
 
 #include "arc/vision_image.h"
 #include "vision_test_util.h"
@@ -49,6 +51,33 @@ TEST(PilReference, BicubicResizeMatches) {
     ASSERT_EQ(out.rgb.size(), ref.size()) << ref_name;
     EXPECT_LE(max_abs_diff(out.rgb, ref), 1) << ref_name;
   }
+}
+
+}  // namespace
+}  // namespace arc::vision
+
+namespace arc::vision {
+namespace {
+
+TEST(PilReference, PreprocessMatchesNumpyPipeline) {
+  // make_pil_reference.py: PIL resize + the HF processor's reshape/transpose in numpy.
+  auto img = decode_image(test::read_image_file("busy.png"));
+  ASSERT_TRUE(img.ok());
+  PreprocessConfig cfg;
+  cfg.min_pixels = 0;
+  cfg.max_pixels = 4096;
+  auto g = preprocess(*img, cfg);
+  ASSERT_TRUE(g.ok()) << g.status().to_string();
+  EXPECT_EQ(g->h, 2);
+  EXPECT_EQ(g->w, 4);
+  const auto raw = test::read_image_file("qwen_busy_32x64.f32");
+  ASSERT_EQ(raw.size(), g->pixels.size() * 4);
+  std::vector<float> ref(g->pixels.size());
+  std::memcpy(ref.data(), raw.data(), raw.size());  // little-endian f32, as written
+  float worst = 0;
+  for (size_t i = 0; i < ref.size(); ++i) worst = std::max(worst, std::fabs(ref[i] - g->pixels[i]));
+  // One 8-bit level is 2/255 after normalisation.
+  EXPECT_LE(worst, 2.0f / 255.0f + 1e-5f);
 }
 
 }  // namespace
