@@ -71,7 +71,8 @@ Status run(JpegCtx& c, std::span<const uint8_t> bytes, const DecodeLimits& limit
   c.progress.progress_monitor = on_progress;
   if (setjmp(c.jmp)) {
     jpeg_destroy_decompress(&cinfo);
-    return invalid_argument(std::string("the JPEG is corrupt or truncated: ") + c.msg);
+    return invalid_argument(
+        std::string("the JPEG cannot be decoded (damaged, truncated or unsupported): ") + c.msg);
   }
   jpeg_create_decompress(&cinfo);
   cinfo.progress = &c.progress;
