@@ -95,6 +95,16 @@ TEST(ImageBadInput, BombsRefusedBeforeDecoding) {
   }
 }
 
+TEST(ImageBadInput, ProgressiveScanBombRefused) {
+  // quad_progressive.jpg with its last scan repeated 400 times: a 5 KB file that would make the
+  // decoder pass over the image hundreds of times.
+  auto r = decode_image(read_image_file("many_scans.jpg"));
+  ASSERT_FALSE(r.ok());
+  EXPECT_THAT(r.status().message(), HasSubstr("progressive scans"));
+  // The original, with its 10 scans, decodes.
+  EXPECT_TRUE(decode_image(read_image_file("quad_progressive.jpg")).ok());
+}
+
 TEST(ImageBadInput, Limits) {
   const auto png = read_image_file("rgb8.png");  // 7x5 = 35 pixels
   DecodeLimits l;

@@ -170,6 +170,12 @@ def write_jpegs_webps(tmp):
     exe = os.path.join(tmp, "make_cmyk_jpeg")
     subprocess.run(["cc", "-O1", "make_cmyk_jpeg.c", "-ljpeg", "-o", exe], check=True)
     subprocess.run([exe, "cmyk.jpg"], check=True)
+    # A CPU bomb: a progressive JPEG whose last scan is repeated 400 times (each scan makes the
+    # decoder pass over the whole image again; libjpeg only warns about the bogus progression).
+    data = open("quad_progressive.jpg", "rb").read()
+    sos = data.rindex(b"\xff\xda")
+    eoi = data.rindex(b"\xff\xd9")
+    open("many_scans.jpg", "wb").write(data[:eoi] + data[sos:eoi] * 400 + data[eoi:])
     # JPEG bomb: the quad JPEG with its SOF0 saying 60000 x 60000.
     data = bytearray(open("quad.jpg", "rb").read())
     i = data.index(b"\xff\xc0")
