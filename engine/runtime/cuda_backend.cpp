@@ -414,8 +414,8 @@ bool CudaBackend::replay(uint64_t key) {
   return true;  // a failed launch is reported by sync(); nothing to redo eagerly
 }
 
-void CudaBackend::begin_capture() {
-  if (!graphs_enabled_ || capturing_) return;
+bool CudaBackend::begin_capture() {
+  if (!graphs_enabled_ || capturing_ || errors_.failed()) return false;
   cudaSetDevice(device_);
   before_capture_ = errors_.peek();
   capture_spoiled_ = false;
@@ -425,9 +425,10 @@ void CudaBackend::begin_capture() {
     cudaGetLastError();
     graphs_enabled_ = false;
     logger("cuda")->warn("CUDA graphs disabled: cudaStreamBeginCapture failed: {}", describe(e));
-    return;
+    return false;
   }
   capturing_ = true;
+  return true;
 }
 
 bool CudaBackend::end_capture(uint64_t key) {

@@ -63,7 +63,7 @@ class CudaBackend final : public Backend,
 
   // StepGraphs.
   bool replay(uint64_t key) override;
-  void begin_capture() override;
+  bool begin_capture() override;
   bool end_capture(uint64_t key) override;
   void clear_graphs() override;
   bool graphs_enabled() const override { return graphs_enabled_; }

@@ -25,8 +25,9 @@ class StepGraphs {
   virtual ~StepGraphs() = default;
   // Launches the graph stored under `key`; false when there is none (nothing is enqueued).
   virtual bool replay(uint64_t key) = 0;
-  // Starts recording the ops enqueued from now on instead of running them.
-  virtual void begin_capture() = 0;
+  // Starts recording the ops enqueued from now on instead of running them. False when it does
+  // not record (graphs are off): the ops enqueued next simply run.
+  virtual bool begin_capture() = 0;
   // Stops recording, stores the graph under `key` and launches it once. Returns false when the
   // recording could not be used (an op needed more scratch, the driver refused the capture): then
   // nothing ran and the caller enqueues the same ops again without capture.
