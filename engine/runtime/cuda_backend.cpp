@@ -481,6 +481,17 @@ std::string CudaBackend::device_description() const {
          (info_.integrated ? " unified" : "") + ", device " + std::to_string(device_) + ")";
 }
 
+Result<uint64_t> CudaBackend::free_memory_bytes() const {
+  cudaSetDevice(device_);
+  size_t free_b = 0, total_b = 0;
+  if (cudaError_t e = cudaMemGetInfo(&free_b, &total_b); e != cudaSuccess) {
+    cudaGetLastError();
+    return unavailable("cannot read the free memory of " + std::string(info_.name) + ": " +
+                       describe(e));
+  }
+  return static_cast<uint64_t>(free_b);
+}
+
 Result<double> CudaBackend::measure_copy_bandwidth(size_t bytes) {
   cudaSetDevice(device_);
   ARC_RETURN_IF_ERROR(sync());

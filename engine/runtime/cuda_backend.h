@@ -75,6 +75,7 @@ class CudaBackend final : public Backend,
   // DeviceReport.
   std::string device_description() const override;
   Result<double> measure_copy_bandwidth(size_t bytes) override;
+  Result<uint64_t> free_memory_bytes() const override;
 
   // Sizes the scratch for shapes up to `s` now (ops also grow it on demand, outside captures).
   Status reserve_scratch(const kernels::cuda::ScratchShape& s);

@@ -60,6 +60,8 @@ class DeviceReport {
   // Memory bandwidth measured by device-to-device copies of a `bytes` buffer, counting bytes read
   // plus bytes written per copy, in bytes/s.
   virtual Result<double> measure_copy_bandwidth(size_t bytes) = 0;
+  // Device memory free now (the memory guard's budget for weights and KV).
+  virtual Result<uint64_t> free_memory_bytes() const = 0;
 };
 
 }  // namespace arc
