@@ -70,7 +70,7 @@ for t in "${TESTS[@]}"; do
   failed=$(sed -n 's/^\[  FAILED  \] \([0-9]*\) tests\?.*/\1/p' "$RESULTS/$t.log" | tail -n 1)
   log "$t: exit $rc, passed ${passed:-0}, skipped ${skipped:-0}, failed ${failed:-0}"
   if [[ $rc -ne 0 ]]; then
-    [[ $rc -eq 124 ]] && fail "$t timed out (150 s)" || fail "$t (see $t.log)"
+    if [[ $rc -eq 124 ]]; then fail "$t timed out (150 s)"; else fail "$t (see $t.log)"; fi
     grep -E '^\[  FAILED  \]|Failure$' "$RESULTS/$t.log" | head -n 20 | tee -a "$RESULTS/summary.txt" || true
   elif [[ $HAVE_GPU -eq 1 && ${skipped:-0} -gt 0 ]]; then
     fail "$t skipped ${skipped} tests on a machine with a GPU:"
