@@ -83,7 +83,7 @@ done
 # seconds; the bytes read per token are those of a real model of this shape).
 MODEL=$WORK/qwen3moe-48x32e-q4k.gguf
 log "writing the bench model"
-if timeout 120 "$ENGINE" make-test-model --family qwen3moe --out "$MODEL" --layers 48 \
+if timeout 200 "$ENGINE" make-test-model --family qwen3moe --out "$MODEL" --layers 48 \
   --hidden 2048 --heads 32 --kv-heads 4 --head-dim 128 --experts 32 --experts-used 8 \
   --expert-ff 768 --vocab 32000 --type Q4_K --repeat-weights >"$RESULTS/make-model.log" 2>&1; then
   log "model: $(du -h "$MODEL" | cut -f1)"
