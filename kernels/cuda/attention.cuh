@@ -47,9 +47,11 @@ __device__ __forceinline__ float kv_elem(const AttnParams& p, const uint8_t* cac
 // Cache row of logical position pos of sequence seq for KV head g.
 __device__ __forceinline__ int64_t kv_row(const AttnParams& p, int32_t seq, int64_t pos,
                                           int64_t g) {
+  // 32-bit division: positions and block sizes fit, and 64-bit division costs several times more.
   const int32_t* table = p.block_tables + static_cast<int64_t>(seq) * p.max_blocks_per_seq;
-  const int64_t slot =
-      static_cast<int64_t>(table[pos / p.block_size]) * p.block_size + pos % p.block_size;
+  const int32_t ps = static_cast<int32_t>(pos), bs = static_cast<int32_t>(p.block_size);
+  const int32_t blk = ps / bs;
+  const int64_t slot = static_cast<int64_t>(table[blk]) * p.block_size + (ps - blk * bs);
   return slot * p.n_kv_head + g;
 }
 
