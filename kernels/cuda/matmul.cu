@@ -67,6 +67,8 @@ __global__ void __launch_bounds__(kMatvecWarps* kWarp) matvec_q_kernel(MatvecArg
   const int64_t yrow0 = a.expert_ids ? pair : 0;
   const int64_t n_units = a.n_in / 32;
   float acc[kMatvecMaxTokens] = {};
+  // Two units in flight per lane: more outstanding loads per warp for the memory system.
+#pragma unroll 2
   for (int64_t u = lane; u < n_units; u += kWarp) {
     Unit q;
     load_unit<T>(w, u, a16, q);

@@ -151,16 +151,35 @@ INSTANTIATE_TEST_SUITE_P(HeadDimsCachesWindows, AttentionCuda,
                                             ::testing::Values<int64_t>(0, 100)),
                          [](const auto& info) { return case_name(info.param); });
 
-TEST_F(CudaTest, AttentionRefusesUnsupportedHeadDim) {
+// Refused before anything is enqueued: runs without a device.
+TEST(CudaArgs, AttentionRefusesUnsupported) {
+  const Context ctx;
   PagedAttentionArgs a;
   a.n_tokens = 1;
   a.n_head = 2;
   a.n_kv_head = 1;
   a.head_dim = 80;  // not a multiple of 32
   a.kv_type = DType::F16;
-  EXPECT_FALSE(paged_attention(ctx_, a));
-  a.head_dim = 512;
-  EXPECT_FALSE(paged_attention(ctx_, a));
+  EXPECT_FALSE(paged_attention(ctx, a));
+  a.head_dim = 512;  // above the largest kernel
+  EXPECT_FALSE(paged_attention(ctx, a));
+  a.head_dim = 128;
+  a.n_head = 3;  // not a multiple of n_kv_head = 2
+  a.n_kv_head = 2;
+  EXPECT_FALSE(paged_attention(ctx, a));
+  a.n_head = 4;
+  a.kv_type = DType::Q4_K;
+  EXPECT_FALSE(paged_attention(ctx, a));
+  a.kv_type = DType::F16;
+  a.n_tokens = 3;  // decode path: split-K partials need scratch, and there is none
+  a.max_blocks_per_seq = 4;
+  EXPECT_FALSE(paged_attention(ctx, a));
+  KvStoreArgs k;
+  k.kv_type = DType::Q8_0;
+  k.head_dim = 48;  // Q8_0 rows are whole 32-value blocks
+  k.n_kv_head = 1;
+  k.n_tokens = 1;
+  EXPECT_FALSE(kv_store(ctx, k));
 }
 
 }  // namespace

@@ -4,8 +4,8 @@
 // Usage: bench_cuda_kernels [n_out n_in]   (defaults 8192 8192). Prints "skipped" without a device.
 #include <cuda_runtime.h>
 
-#include <cstdio>
 #include <algorithm>
+#include <cstdio>
 #include <cstdlib>
 #include <string>
 #include <vector>
