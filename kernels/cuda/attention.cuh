@@ -1,7 +1,7 @@
 // Paged attention on device (cache layout and semantics of arc/kernels/attention.h) and the KV
-// store. Decode (few tokens): split-K over the context, one block per (split, head, token) with
-// an online softmax per warp, then a reduce over the splits. Prefill: tiles of 16 query tokens
-// against 32-key tiles in shared memory with an online softmax (F32 math).
+// store. Decode (up to kDecodeMaxTokens tokens): split-K over the context, one block per (split,
+// head, token) with an online softmax per warp, then a reduce over the splits. Prefill: tiles of 16
+// query tokens against 32-key tiles in shared memory with an online softmax (F32 math).
 #pragma once
 
 #include "arc/kernels/attention.h"
@@ -9,8 +9,10 @@
 
 namespace arc::kernels::cuda::detail {
 
-inline constexpr int64_t kDecodeMaxTokens = 8;  // larger batches take the prefill kernel
-inline constexpr int64_t kMaxHeadDim = 256;     // head_dim: a multiple of 32 up to this
+// Up to this many tokens take the split-K decode kernel (batched decode: one token per sequence);
+// larger batches (prefill chunks) the tiled kernel, which reads each key once per 16 queries.
+inline constexpr int64_t kDecodeMaxTokens = 64;
+inline constexpr int64_t kMaxHeadDim = 256;  // head_dim: a multiple of 32 up to this
 
 struct AttnParams {
   const float* q;    // [n_tokens, n_head, head_dim]
