@@ -1,4 +1,6 @@
 // KV store and split-K decode attention; the prefill kernel lives in attention_prefill.cu.
+#include <algorithm>
+
 #include "cuda/attention.cuh"
 
 namespace arc::kernels::cuda {
@@ -127,9 +129,13 @@ __global__ void decode_reduce_kernel(AttnParams p) {
   p.out[(t * p.n_head + h) * p.head_dim + d] = den > 0.0f ? num / den : 0.0f;
 }
 
-int64_t split_len_for(int64_t max_context) {
-  // At most 64 splits; at least 256 positions each so short contexts stay in one or two blocks.
-  return std::max<int64_t>(256, (max_context + 63) / 64);
+// Splits of the context per (token, head): enough blocks to fill the device (about 1024), at least
+// 256 positions per split, at most 64 splits. Bounds the partials to about
+// (1024 + n_tokens * n_head) * (head_dim + 2) floats.
+int64_t decode_splits(int64_t n_tokens, int64_t n_head, int64_t max_context) {
+  const int64_t by_ctx = (max_context + 255) / 256;
+  const int64_t want = (1024 + n_tokens * n_head - 1) / (n_tokens * n_head);
+  return std::max<int64_t>(1, std::min<int64_t>({64, by_ctx, want}));
 }
 
 struct DecodeScratch {
@@ -159,10 +165,13 @@ size_t kv_row_bytes(DType t, int64_t head_dim) {
 size_t attention_scratch_bytes(int64_t max_tokens, int64_t n_head, int64_t head_dim,
                                int64_t max_context) {
   const int64_t ctx = std::max<int64_t>(max_context, 1);
-  const int64_t n_splits = (ctx + split_len_for(ctx) - 1) / split_len_for(ctx);
-  Carve c(nullptr);
-  carve_decode(c, std::min(max_tokens, kDecodeMaxTokens), n_head, head_dim, n_splits);
-  return c.used();
+  size_t need = 0;
+  for (int64_t n = 1; n <= std::min(max_tokens, kDecodeMaxTokens); ++n) {
+    Carve c(nullptr);
+    carve_decode(c, n, n_head, head_dim, decode_splits(n, n_head, ctx));
+    need = std::max(need, c.used());
+  }
+  return need;
 }
 
 }  // namespace detail
@@ -206,8 +215,8 @@ bool paged_attention(const Context& ctx, const PagedAttentionArgs& a) {
   if (a.n_tokens > kDecodeMaxTokens) return launch_attention_prefill(ctx.stream, p);
 
   const int64_t max_ctx = std::max<int64_t>(1, a.max_blocks_per_seq * a.block_size);
-  p.split_len = split_len_for(max_ctx);
-  p.n_splits = (max_ctx + p.split_len - 1) / p.split_len;
+  p.n_splits = decode_splits(a.n_tokens, a.n_head, max_ctx);
+  p.split_len = (max_ctx + p.n_splits - 1) / p.n_splits;
   Carve c(ctx.scratch);
   const DecodeScratch s = carve_decode(c, a.n_tokens, a.n_head, a.head_dim, p.n_splits);
   if (c.used() > ctx.scratch_size) return false;

@@ -1,7 +1,7 @@
 // Paged attention on device (cache layout and semantics of arc/kernels/attention.h) and the KV
-// store. Decode (few tokens): split-K over the context, one block per (split, head, token) with
-// an online softmax per warp, then a reduce over the splits. Prefill: tiles of 16 query tokens
-// against 32-key tiles in shared memory with an online softmax (F32 math).
+// store. Decode (up to kDecodeMaxTokens tokens): split-K over the context, one block per (split,
+// head, token) with an online softmax per warp, then a reduce over the splits. Prefill: tiles of 16
+// query tokens against 32-key tiles in shared memory with an online softmax (F32 math).
 #pragma once
 
 #include "arc/kernels/attention.h"
@@ -9,8 +9,10 @@
 
 namespace arc::kernels::cuda::detail {
 
-inline constexpr int64_t kDecodeMaxTokens = 8;  // larger batches take the prefill kernel
-inline constexpr int64_t kMaxHeadDim = 256;     // head_dim: a multiple of 32 up to this
+// Up to this many tokens take the split-K decode kernel (batched decode: one token per sequence);
+// larger batches (prefill chunks) the tiled kernel, which reads each key once per 16 queries.
+inline constexpr int64_t kDecodeMaxTokens = 64;
+inline constexpr int64_t kMaxHeadDim = 256;  // head_dim: a multiple of 32 up to this
 
 struct AttnParams {
   const float* q;    // [n_tokens, n_head, head_dim]
@@ -47,9 +49,11 @@ __device__ __forceinline__ float kv_elem(const AttnParams& p, const uint8_t* cac
 // Cache row of logical position pos of sequence seq for KV head g.
 __device__ __forceinline__ int64_t kv_row(const AttnParams& p, int32_t seq, int64_t pos,
                                           int64_t g) {
+  // 32-bit division: positions and block sizes fit, and 64-bit division costs several times more.
   const int32_t* table = p.block_tables + static_cast<int64_t>(seq) * p.max_blocks_per_seq;
-  const int64_t slot =
-      static_cast<int64_t>(table[pos / p.block_size]) * p.block_size + pos % p.block_size;
+  const int32_t ps = static_cast<int32_t>(pos), bs = static_cast<int32_t>(p.block_size);
+  const int32_t blk = ps / bs;
+  const int64_t slot = static_cast<int64_t>(table[blk]) * p.block_size + (ps - blk * bs);
   return slot * p.n_kv_head + g;
 }
 

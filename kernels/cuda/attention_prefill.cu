@@ -41,8 +41,10 @@ __global__ void __launch_bounds__(kThreads) prefill_kernel(AttnParams p) {
     r_first[tid] = ok && p.window > 0 ? max(static_cast<int64_t>(0), r_pos[tid] - p.window + 1) : 0;
     r_done[tid] = !ok || r_pos[tid] < 0;
   }
-  for (int64_t i = tid; i < kRows * d; i += kThreads) {
-    const int64_t r = i / d, c = i % d, t = t0 + r;
+  const int di = static_cast<int>(d);
+  for (int i = tid; i < kRows * di; i += kThreads) {
+    const int r = i / di, c = i - r * di;
+    const int64_t t = t0 + r;
     sq[r * ld + c] = t < p.n_tokens ? p.q[(t * p.n_head + h) * d + c] * p.scale : 0.0f;
   }
   __syncthreads();
@@ -72,8 +74,9 @@ __global__ void __launch_bounds__(kThreads) prefill_kernel(AttnParams p) {
     if (seq < 0) break;
     const bool mine = r_seq[r] == seq && !r_done[r];
     for (int64_t kb = lo; kb <= hi; kb += kKeys) {
-      for (int64_t i = tid; i < kKeys * d; i += kThreads) {
-        const int64_t kk = i / d, cc = i % d, ps = kb + kk;
+      for (int i = tid; i < kKeys * di; i += kThreads) {
+        const int kk = i / di, cc = i - kk * di;
+        const int64_t ps = kb + kk;
         skv[kk * ld + cc] = ps <= hi ? kv_elem(p, p.k, kv_row(p, seq, ps, g), cc) : 0.0f;
       }
       __syncthreads();
@@ -86,7 +89,7 @@ __global__ void __launch_bounds__(kThreads) prefill_kernel(AttnParams p) {
         float v = -INFINITY;
         if (mine && ps >= r_first[r] && ps <= r_pos[r]) {
           v = 0.0f;
-          for (int64_t e = 0; e < d; ++e) v += sq[r * ld + e] * skv[kk * ld + e];
+          for (int e = 0; e < di; ++e) v += sq[r * ld + e] * skv[kk * ld + e];
         }
         s[j] = v;
         mx = fmaxf(mx, v);
@@ -107,8 +110,9 @@ __global__ void __launch_bounds__(kThreads) prefill_kernel(AttnParams p) {
       l = l * corr + sum;
       m = m_new;
       __syncthreads();  // keys no longer needed: load the values into the same buffer
-      for (int64_t i = tid; i < kKeys * d; i += kThreads) {
-        const int64_t kk = i / d, cc = i % d, ps = kb + kk;
+      for (int i = tid; i < kKeys * di; i += kThreads) {
+        const int kk = i / di, cc = i - kk * di;
+        const int64_t ps = kb + kk;
         skv[kk * ld + cc] = ps <= hi ? kv_elem(p, p.v, kv_row(p, seq, ps, g), cc) : 0.0f;
       }
       __syncthreads();

@@ -67,6 +67,8 @@ __global__ void __launch_bounds__(kMatvecWarps* kWarp) matvec_q_kernel(MatvecArg
   const int64_t yrow0 = a.expert_ids ? pair : 0;
   const int64_t n_units = a.n_in / 32;
   float acc[kMatvecMaxTokens] = {};
+  // Two units in flight per lane: more outstanding loads per warp for the memory system.
+#pragma unroll 2
   for (int64_t u = lane; u < n_units; u += kWarp) {
     Unit q;
     load_unit<T>(w, u, a16, q);
@@ -213,24 +215,31 @@ __global__ void __launch_bounds__(kMmaThreads) mma_kernel(MmaArgs a) {
     for (int j = 0; j < 2; ++j) wmma::fill_fragment(acc[i][j], 0.0f);
   const int wm = 32 * (warp / 2), wn = 32 * (warp % 2);
 
-  for (int64_t k0 = 0; k0 < a.n_in; k0 += kK) {
-    float v[16];
+  // Software pipeline: the global loads (and dequantisation) of step k0 + 32 are issued before
+  // the tensor-core work of step k0, so their latency overlaps it.
+  float wv[16], xv[16];
+  auto load_step = [&](int64_t k0) {
     if (wrow != nullptr) {
-      weight_chunk16<T>(wrow, k0 + lc, a.n_in, v);
+      weight_chunk16<T>(wrow, k0 + lc, a.n_in, wv);
     } else {
 #pragma unroll
-      for (int i = 0; i < 16; ++i) v[i] = 0.0f;
+      for (int i = 0; i < 16; ++i) wv[i] = 0.0f;
     }
-#pragma unroll
-    for (int i = 0; i < 16; ++i) sh.w[lr * kLdh + lc + i] = __float2half(v[i]);
 #pragma unroll
     for (int i = 0; i < 16; ++i) {
       const int64_t k = k0 + lc + i;
-      v[i] = xrow != nullptr && k < a.n_in ? __ldg(xrow + k) : 0.0f;
+      xv[i] = xrow != nullptr && k < a.n_in ? __ldg(xrow + k) : 0.0f;
     }
+  };
+  load_step(0);
+  for (int64_t k0 = 0; k0 < a.n_in; k0 += kK) {
 #pragma unroll
-    for (int i = 0; i < 16; ++i) sh.x[lr * kLdh + lc + i] = __float2half(v[i]);
+    for (int i = 0; i < 16; ++i) {
+      sh.w[lr * kLdh + lc + i] = __float2half(wv[i]);
+      sh.x[lr * kLdh + lc + i] = __float2half(xv[i]);
+    }
     __syncthreads();
+    if (k0 + kK < a.n_in) load_step(k0 + kK);
 #pragma unroll
     for (int kk = 0; kk < kK; kk += 16) {
       wmma::fragment<wmma::matrix_a, 16, 16, 16, half, wmma::row_major> fa[2];

@@ -321,7 +321,7 @@ size_t moe_scratch_bytes(int64_t max_tokens, int64_t n_embd, int64_t n_ff, int64
 
 bool moe_route(const Context& ctx, const RouterArgs& a) {
   if (a.n_tokens < 0 || a.n_tokens > 0x7fffffff || a.n_expert <= 0 || a.k <= 0 ||
-      a.k > detail::kMaxK || a.n_expert > 12 * 1024)
+      a.k > detail::kMaxK || a.n_expert > 6 * 1024)
     return false;
   if (a.n_tokens == 0) return true;
   const int64_t k = std::min(a.k, a.n_expert);

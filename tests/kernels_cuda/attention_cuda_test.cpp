@@ -1,6 +1,6 @@
 // KV store and paged attention against the CPU kv_store and ref::paged_attention: GQA, two
 // sequences in shuffled cache blocks, long contexts (several decode splits), prefill tiles that
-// mix sequences, sliding windows, head_dim 64/128/256, F32/F16/Q8_0 caches.
+// mix sequences, batched decode, sliding windows, head_dim 64/128/256, F32/F16/Q8_0 caches.
 // Tolerance 1e-4 absolute: outputs are convex combinations of values in [-1, 1]; the GPU uses
 // F32 exp/sums, the reference double.
 #include <algorithm>
@@ -96,17 +96,20 @@ TEST_P(AttentionCuda, DecodeAndPrefillMatchRef) {
     EXPECT_EQ(diff, 0u) << "kv_store bytes differ";
   }
 
-  // Queries: decode (3 tokens) and prefill (37 tokens: the end of seq 0 and all of seq 1).
+  // Queries: decode (3 tokens), a batched decode of 40 tokens (split-K kernel, up to 64 tokens)
+  // and a prefill of 107 tokens (the end of seq 0 and all of seq 1: tiles mixing sequences).
   struct Tok {
     int32_t seq, pos;
   };
   std::vector<Tok> decode = {{0, 999}, {1, 36}, {0, 5}};
+  std::vector<Tok> batched;
+  for (int32_t i = 0; i < 40; ++i) batched.push_back({i % 2, i % 2 ? 36 - i / 2 : 999 - 23 * i});
   std::vector<Tok> prefill;
-  for (int32_t p = 980; p < 1000; ++p) prefill.push_back({0, p});
-  for (int32_t p = 0; p < 17; ++p) prefill.push_back({1, p});
+  for (int32_t p = 930; p < 1000; ++p) prefill.push_back({0, p});
+  for (int32_t p = 0; p < 37; ++p) prefill.push_back({1, p});
   Dev<uint8_t> dkc(kc), dvc(vc);
   Dev<int32_t> dtables(tables);
-  for (const auto& toks : {decode, prefill}) {
+  for (const auto& toks : {decode, batched, prefill}) {
     const int64_t n = static_cast<int64_t>(toks.size());
     std::vector<int32_t> seq, pos;
     for (const Tok& t : toks) seq.push_back(t.seq), pos.push_back(t.pos);
@@ -151,16 +154,35 @@ INSTANTIATE_TEST_SUITE_P(HeadDimsCachesWindows, AttentionCuda,
                                             ::testing::Values<int64_t>(0, 100)),
                          [](const auto& info) { return case_name(info.param); });
 
-TEST_F(CudaTest, AttentionRefusesUnsupportedHeadDim) {
+// Refused before anything is enqueued: runs without a device.
+TEST(CudaArgs, AttentionRefusesUnsupported) {
+  const Context ctx;
   PagedAttentionArgs a;
   a.n_tokens = 1;
   a.n_head = 2;
   a.n_kv_head = 1;
   a.head_dim = 80;  // not a multiple of 32
   a.kv_type = DType::F16;
-  EXPECT_FALSE(paged_attention(ctx_, a));
-  a.head_dim = 512;
-  EXPECT_FALSE(paged_attention(ctx_, a));
+  EXPECT_FALSE(paged_attention(ctx, a));
+  a.head_dim = 512;  // above the largest kernel
+  EXPECT_FALSE(paged_attention(ctx, a));
+  a.head_dim = 128;
+  a.n_head = 3;  // not a multiple of n_kv_head = 2
+  a.n_kv_head = 2;
+  EXPECT_FALSE(paged_attention(ctx, a));
+  a.n_head = 4;
+  a.kv_type = DType::Q4_K;
+  EXPECT_FALSE(paged_attention(ctx, a));
+  a.kv_type = DType::F16;
+  a.n_tokens = 3;  // decode path: split-K partials need scratch, and there is none
+  a.max_blocks_per_seq = 4;
+  EXPECT_FALSE(paged_attention(ctx, a));
+  KvStoreArgs k;
+  k.kv_type = DType::Q8_0;
+  k.head_dim = 48;  // Q8_0 rows are whole 32-value blocks
+  k.n_kv_head = 1;
+  k.n_tokens = 1;
+  EXPECT_FALSE(kv_store(ctx, k));
 }
 
 }  // namespace

@@ -115,20 +115,27 @@ INSTANTIATE_TEST_SUITE_P(AllFormats, MatmulCuda,
                                   (std::get<2>(info.param) ? "_strided" : "");
                          });
 
-// Unsupported formats and misaligned weights are refused without enqueuing anything.
-TEST_F(CudaTest, MatmulRefusesUnsupported) {
-  Dev<float> buf(4096);
+// Unsupported formats and misaligned weights are refused before anything is enqueued, so this
+// runs without a device (the pointers are never dereferenced).
+TEST(CudaArgs, MatmulRefusesUnsupported) {
+  alignas(16) static float buf[4096];
+  const Context ctx;
   MatmulArgs a;
-  a.w = buf.get();
+  a.w = buf;
   a.w_type = DType::Q2_K;
   a.n_out = 4;
   a.n_in = 256;
-  a.x = buf.get();
-  a.y = buf.get();
-  EXPECT_FALSE(matmul(ctx_, a));
+  a.x = buf;
+  a.y = buf;
+  EXPECT_FALSE(matmul(ctx, a));
+  a.n_tokens = 100;  // tensor-core path
+  EXPECT_FALSE(matmul(ctx, a));
   a.w_type = DType::Q4_K;
-  a.w = reinterpret_cast<const uint8_t*>(buf.get()) + 1;
-  EXPECT_FALSE(matmul(ctx_, a));
+  a.w = reinterpret_cast<const uint8_t*>(buf) + 1;  // K-quant rows need 4-byte alignment
+  EXPECT_FALSE(matmul(ctx, a));
+  a.w = buf;
+  a.n_in = 100;  // not a multiple of the 256-element block
+  EXPECT_FALSE(matmul(ctx, a));
 }
 
 }  // namespace

@@ -4,6 +4,8 @@
 // inputs on the prefill path, each through three chained products); a wrong layout or expert
 // mapping gives errors of order max |ref|.
 #include <algorithm>
+#include <numeric>
+#include <random>
 #include <string>
 
 #include "arc/kernels/moe.h"

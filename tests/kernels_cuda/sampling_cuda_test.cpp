@@ -60,12 +60,18 @@ TEST_F(CudaTest, TopKRows) {
   }
 }
 
-TEST_F(CudaTest, TopKRefusesBadArguments) {
-  Dev<float> buf(64);
-  Dev<int32_t> ids(64);
-  EXPECT_FALSE(top_k_rows(ctx_, buf.get(), 1, 64, 0, 1.0f, ids.get(), buf.get()));
-  EXPECT_FALSE(top_k_rows(ctx_, buf.get(), 1, 64, 65, 1.0f, ids.get(), buf.get()));
-  EXPECT_FALSE(top_k_rows(ctx_, buf.get(), 1, 64, 4, 0.0f, ids.get(), buf.get()));
+// Refused before anything is enqueued: runs without a device.
+TEST(CudaArgs, TopKRefusesBadArguments) {
+  static float buf[64];
+  static int32_t ids[64];
+  Context ctx;
+  EXPECT_FALSE(top_k_rows(ctx, buf, 1, 64, 0, 1.0f, ids, buf));   // k = 0
+  EXPECT_FALSE(top_k_rows(ctx, buf, 1, 64, 65, 1.0f, ids, buf));  // k > n_vocab
+  EXPECT_FALSE(top_k_rows(ctx, buf, 1, 64, 4, 0.0f, ids, buf));   // greedy: use argmax_rows
+  EXPECT_FALSE(top_k_rows(ctx, buf, 1, 64, 4, 1.0f, ids, buf));   // no scratch for candidates
+  ScratchShape shape;
+  shape.n_vocab = 64;
+  EXPECT_GT(scratch_bytes(shape), 0u);
 }
 
 }  // namespace
