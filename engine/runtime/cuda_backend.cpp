@@ -60,16 +60,23 @@ std::string gib(size_t bytes) {
 }  // namespace
 
 CudaBackend::CudaBackend(int device, const kc::DeviceInfo& info, cudaStream_t stream, bool graphs)
-    : device_(device), info_(info), stream_(stream), graphs_enabled_(graphs) {}
+    : device_(device), info_(info), stream_(stream), graphs_enabled_(graphs) {
+  int pools = 0;
+  cudaDeviceGetAttribute(&pools, cudaDevAttrMemoryPoolsSupported, device);
+  cudaGetLastError();
+  stream_ordered_alloc_ = pools != 0;
+}
 
 CudaBackend::~CudaBackend() {
   cudaSetDevice(device_);
   cudaStreamSynchronize(stream_);
   for (auto& [key, exec] : graphs_) cudaGraphExecDestroy(exec);
   for (cudaGraphExec_t exec : retired_) cudaGraphExecDestroy(exec);
-  if (scratch_ != nullptr) {
+  if (scratch_ != nullptr && stream_ordered_alloc_) {
     cudaFreeAsync(scratch_, stream_);
     cudaStreamSynchronize(stream_);
+  } else if (scratch_ != nullptr) {
+    cudaFree(scratch_);
   }
   for (void* p : weight_blocks_) cudaFree(p);
   if (upload_arena_.data != nullptr) cudaFreeHost(upload_arena_.data);
@@ -235,14 +242,24 @@ Status CudaBackend::sync() {
 
 bool CudaBackend::grow_scratch(size_t bytes) {
   const size_t n = (bytes + kMiB - 1) / kMiB * kMiB;
-  // Stream-ordered: the old block is freed after the ops already enqueued that use it, and no
-  // host synchronisation happens.
-  if (scratch_ != nullptr) ARC_CUDA_CHECK(errors_, cudaFreeAsync(scratch_, stream_));
-  scratch_ = nullptr;
-  scratch_size_ = 0;
   clear_graphs();  // recorded graphs point at the old block
   void* p = nullptr;
-  if (!ARC_CUDA_CHECK(errors_, cudaMallocAsync(&p, n, stream_))) return false;
+  if (stream_ordered_alloc_) {
+    // Stream-ordered: the old block is freed after the ops already enqueued that use it, and no
+    // host synchronisation happens.
+    if (scratch_ != nullptr) ARC_CUDA_CHECK(errors_, cudaFreeAsync(scratch_, stream_));
+    scratch_ = nullptr;
+    scratch_size_ = 0;
+    if (!ARC_CUDA_CHECK(errors_, cudaMallocAsync(&p, n, stream_))) return false;
+  } else {
+    // No memory pools on this device: wait for the ops using the old block (scratch grows only
+    // in the first steps after a load).
+    ARC_CUDA_CHECK(errors_, cudaStreamSynchronize(stream_));
+    if (scratch_ != nullptr) cudaFree(scratch_);
+    scratch_ = nullptr;
+    scratch_size_ = 0;
+    if (!ARC_CUDA_CHECK(errors_, cudaMalloc(&p, n))) return false;
+  }
   scratch_ = p;
   scratch_size_ = n;
   return true;
@@ -259,7 +276,7 @@ Status CudaBackend::reserve_scratch(const kc::ScratchShape& s) {
 
 bool CudaBackend::prepare(const kc::ScratchShape& need, int64_t work) {
   if (work <= 0 || errors_.failed()) return false;
-  cudaSetDevice(device_);
+  if (!capturing_) cudaSetDevice(device_);  // a capture began on this device already
   const kc::ScratchShape m = merged(shape_, need);
   const size_t bytes = kc::scratch_bytes(m);
   if (bytes > scratch_size_) {

@@ -113,6 +113,7 @@ class CudaBackend final : public Backend,
   cudaStream_t stream_;
   cuda_detail::CudaErrors errors_;
 
+  bool stream_ordered_alloc_ = false;  // cudaMallocAsync / cudaFreeAsync available
   void* scratch_ = nullptr;
   size_t scratch_size_ = 0;
   kernels::cuda::ScratchShape shape_;  // largest shapes seen
