@@ -455,19 +455,22 @@ bool CudaBackend::end_capture(uint64_t key) {
   cudaGraph_t graph = nullptr;
   const cudaError_t e = cudaStreamEndCapture(stream_, &graph);
   const bool ops_failed = errors_.failed() && before_capture_.ok();
-  if (e != cudaSuccess || capture_spoiled_ || ops_failed || graph == nullptr) {
+  const bool refused = e != cudaSuccess || graph == nullptr;
+  if (refused || capture_spoiled_ || ops_failed) {
     if (graph != nullptr) cudaGraphDestroy(graph);
     cudaGetLastError();  // an invalidated capture leaves an error behind
-    std::string why = e != cudaSuccess ? describe(e) : errors_.peek().message();
+    const std::string why = e != cudaSuccess ? describe(e) : errors_.peek().message();
     // Whatever failed while recording happens again when the caller enqueues eagerly, and is
-    // reported then; a refused capture (not a spoiled one) turns graphs off for good.
+    // reported then. A capture the driver refused, or ops that fail only while recording (they
+    // ran eagerly before), turn graphs off for good; a spoiled one (scratch had to grow) does not.
     errors_.restore(before_capture_);
-    if (!capture_spoiled_ && !ops_failed) {
+    if (refused || (ops_failed && ++failed_captures_ >= 3)) {
       graphs_enabled_ = false;
       logger("cuda")->warn("CUDA graphs disabled: the step could not be captured: {}", why);
     }
     return false;
   }
+  failed_captures_ = 0;
   cudaGraphExec_t exec = nullptr;
   const cudaError_t ie = cudaGraphInstantiate(&exec, graph, 0);
   cudaGraphDestroy(graph);

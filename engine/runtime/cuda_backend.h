@@ -129,6 +129,7 @@ class CudaBackend final : public Backend,
   std::vector<cudaGraphExec_t> retired_;  // destroyed at the next sync (may still be running)
   uint64_t graph_launches_ = 0;
   uint64_t graph_captures_ = 0;
+  int failed_captures_ = 0;  // in a row, with ops failing while recording
 
   std::vector<void*> weight_blocks_;  // cudaMalloc'd weights, freed with the backend
 };
