@@ -30,6 +30,7 @@ RESULTS=${OUT:-$(mktemp -d -t arc-gpu-suite.XXXXXX)}
 mkdir -p "$RESULTS"
 WORK=$(mktemp -d -t arc-gpu-model.XXXXXX)
 trap 'rm -rf "$WORK"' EXIT
+trap 'exit 130' INT TERM  # through the EXIT trap: the model file does not outlive the run
 SECONDS=0
 FAILED=0
 
