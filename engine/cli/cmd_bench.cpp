@@ -6,11 +6,13 @@
 #include <nlohmann/json.hpp>
 #include <numeric>
 
+#include "arc/backend_caps.h"
 #include "arc/forward.h"
 #include "arc/mem_bandwidth.h"
 #include "arc/thread_pool.h"
 #include "arc/tp_runtime.h"
 #include "arc/tp_session.h"
+#include "backend_flags.h"
 #include "commands.h"
 #include "sched/sampler.h"
 
@@ -26,6 +28,7 @@ struct BenchOpts {
   bool json = false;
   int bandwidth_mib = 1024;  // buffer of the bandwidth measurement: far beyond the caches
   int tp = 1;                // tensor-parallel ranks (mpirun -np N)
+  BackendOptions backend;
 };
 
 struct Stats {
@@ -58,7 +61,12 @@ double matmul_flops_per_token(const ModelConfig& c) {
 }
 
 int run_bench(const BenchOpts& o) {
-  auto backend = make_cpu_backend(o.threads);
+  auto opened = open_backend(o.backend, o.threads, o.tp);
+  if (!opened.ok()) {
+    std::fprintf(stderr, "error: %s\n", opened.status().to_string().c_str());
+    return 1;
+  }
+  std::unique_ptr<Backend> backend = std::move(*opened);
   auto model = Model::load(o.model, *backend);
   if (!model.ok()) {
     std::fprintf(stderr, "error: %s\n", model.status().to_string().c_str());
@@ -141,8 +149,24 @@ int run_bench(const BenchOpts& o) {
     pre_tps.push_back(o.n_prompt / tp);
     if (o.n_gen > 0) dec_tps.push_back(o.n_gen / td);
   }
-  ThreadPool pool(backend->num_threads());
-  const double mem_bw = measure_read_bandwidth(&pool, static_cast<size_t>(o.bandwidth_mib) << 20);
+  // The machine's bandwidth the decode is compared with: CPU memory reads, or on a GPU
+  // device-to-device copies (bytes read + written) in its own memory.
+  double mem_bw = 0;
+  std::string device = "CPU";
+  std::string bw_method = "memory read";
+  if (auto* dev = dynamic_cast<DeviceReport*>(backend.get())) {
+    device = dev->device_description();
+    bw_method = "device copy";
+    auto bw = dev->measure_copy_bandwidth(static_cast<size_t>(o.bandwidth_mib) << 20);
+    if (!bw.ok()) {
+      std::fprintf(stderr, "error: %s\n", bw.status().to_string().c_str());
+      return 1;
+    }
+    mem_bw = *bw;
+  } else {
+    ThreadPool pool(backend->num_threads());
+    mem_bw = measure_read_bandwidth(&pool, static_cast<size_t>(o.bandwidth_mib) << 20);
+  }
 
   const Stats pre = stats(pre_tps), dec = stats(dec_tps);
   const double bytes_tok = static_cast<double>((*model)->active_bytes_per_token());
@@ -162,6 +186,9 @@ int run_bench(const BenchOpts& o) {
     nlohmann::json j = {
         {"model", o.model},
         {"threads", backend->num_threads()},
+        {"backend", std::string(backend->name())},
+        {"device", device},
+        {"bandwidth_method", bw_method},
         {"n_prompt", o.n_prompt},
         {"n_gen", o.n_gen},
         {"repeats", o.repeats},
@@ -186,6 +213,8 @@ int run_bench(const BenchOpts& o) {
     std::printf("model            %s (%s, %.1f MiB of weights)\n", o.model.c_str(),
                 std::string(family_name(c.family)).c_str(),
                 static_cast<double>((*model)->weight_bytes()) / (1 << 20));
+    std::printf("backend          %s on %s\n", std::string(backend->name()).c_str(),
+                device.c_str());
     std::printf("threads          %d, prompt %d, generate %d, repeats %d (+1 warm-up)\n",
                 backend->num_threads(), o.n_prompt, o.n_gen, o.repeats);
     std::printf("prefill          %.1f tok/s (min %.1f, max %.1f), %.1f GFLOP/s\n", pre.median,
@@ -193,8 +222,8 @@ int run_bench(const BenchOpts& o) {
     std::printf("decode           %.2f tok/s (min %.2f, max %.2f)\n", dec.median, dec.min, dec.max);
     std::printf("weights/token    %.1f MiB (non-expert + %lld used experts per layer)\n",
                 bytes_tok / (1 << 20), static_cast<long long>(c.n_expert_used));
-    std::printf("decode bandwidth %.2f GB/s = %.0f%% of measured memory read %.2f GB/s\n",
-                achieved / 1e9, 100.0 * achieved / mem_bw, mem_bw / 1e9);
+    std::printf("decode bandwidth %.2f GB/s = %.0f%% of measured %s %.2f GB/s\n", achieved / 1e9,
+                100.0 * achieved / mem_bw, bw_method.c_str(), mem_bw / 1e9);
     if (comm.size() > 1) {
       std::printf("tensor parallel  %d ranks, rank 0 holds %.1f MiB of weights\n", comm.size(),
                   static_cast<double>((*tp_rt)->rank_weight_bytes()) / (1 << 20));
@@ -221,6 +250,7 @@ void add_bench_command(CLI::App& app, CliContext& ctx) {
       ->capture_default_str()
       ->check(CLI::Range(1, 1000));
   cmd->add_option("-t,--threads", o->threads, "threads (0: all CPUs)")->capture_default_str();
+  add_backend_flags(cmd, &o->backend);
   cmd->add_flag("--json", o->json, "machine-readable output");
   cmd->add_option("--tp", o->tp, "tensor-parallel ranks (run under mpirun -np N)")
       ->capture_default_str()

@@ -39,6 +39,9 @@ void add_make_test_model_command(CLI::App& app, CliContext& ctx) {
   cmd->add_option("--fixtures-dir", o.fixtures_dir, "folder holding tokenizers/NAME/")
       ->capture_default_str();
   cmd->add_option("--seed", o.seed)->capture_default_str();
+  cmd->add_flag("--repeat-weights", o.repeat_weights,
+                "copy layer 0 to every layer and expert 0 to every expert (multi-GB speed-test "
+                "models in seconds)");
   o.fixtures_dir = "../shared/fixtures";
   cmd->callback([opts, &ctx] {
     auto fam = family_from_name(opts->family);

@@ -10,6 +10,7 @@
 #include "arc/forward.h"
 #include "arc/tp_runtime.h"
 #include "arc/tp_session.h"
+#include "backend_flags.h"
 #include "commands.h"
 #include "sched/sampler.h"
 
@@ -36,6 +37,7 @@ struct RunOpts {
   int logprobs = 0;
   int threads = 0;
   int tp = 1;  // tensor-parallel ranks (mpirun -np N)
+  BackendOptions backend;
 };
 
 Result<std::vector<int32_t>> parse_ids(const std::string& s) {
@@ -62,7 +64,9 @@ int fail(const Status& s) {
 }
 
 int run(RunOpts o) {
-  auto backend = make_cpu_backend(o.threads);
+  auto opened = open_backend(o.backend, o.threads, o.tp);
+  if (!opened.ok()) return fail(opened.status());
+  std::unique_ptr<Backend> backend = std::move(*opened);
   auto model = Model::load(o.model, *backend);
   if (!model.ok()) return fail(model.status());
   // With --tp N the model becomes this rank's shard (config included) before the KV cache.
@@ -224,6 +228,7 @@ void add_run_command(CLI::App& app, CliContext& ctx) {
   cmd->add_option("--logprobs", o->logprobs, "top-N log-probabilities per step (with --json)")
       ->check(CLI::Range(0, 100));
   cmd->add_option("-t,--threads", o->threads, "threads (0: all CPUs)")->capture_default_str();
+  add_backend_flags(cmd, &o->backend);
   cmd->add_option("--tp", o->tp, "tensor-parallel ranks (run under mpirun -np N)")
       ->capture_default_str()
       ->check(CLI::Range(1, 64));

@@ -105,6 +105,12 @@ void add_serve_command(CLI::App& app, CliContext& ctx) {
   cmd->add_option("--model-dir", o->engine.model_dirs,
                   "folders searched for GGUF files (repeatable)");
   cmd->add_option("--threads,-t", o->engine.threads, "CPU threads (0: all)")->capture_default_str();
+  cmd->add_option("--backend", o->engine.backend, "compute backend: cpu or cuda")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"cpu", "cuda"}));
+  cmd->add_option("--device", o->engine.device, "CUDA device index (with --backend cuda)")
+      ->capture_default_str()
+      ->check(CLI::Range(0, 1023));
   cmd->add_option("--kv-type", o->kv_type, "KV cache type: f16 or f32")->capture_default_str();
   cmd->add_option("--reserve-gib", o->engine.reserve_gib,
                   "memory kept free for the OS and other programs")

@@ -1,6 +1,8 @@
 // Loading: config, tensor validation against the family table, weights mapped in place.
 #include "arc/model.h"
 
+#include <algorithm>
+#include <cstdint>
 #include <sstream>
 
 #include "arc/kernels/quant.h"
@@ -56,12 +58,71 @@ Status validate_tensors(const gguf::File& file, const ModelConfig& cfg) {
 }
 
 Result<std::unique_ptr<Model>> Model::load(const std::string& path, Backend& backend) {
+  return load(path, backend, ModelLoadOptions{});
+}
+
+Result<std::unique_ptr<Model>> Model::load(const std::string& path, Backend& backend,
+                                           const ModelLoadOptions& opt) {
   Result<gguf::File> file = gguf::File::open(path);
   if (!file.ok()) return file.status();
-  return from_file(std::move(file).value(), backend);
+  return from_file(std::move(file).value(), backend, opt);
 }
 
 Result<std::unique_ptr<Model>> Model::from_file(gguf::File file, Backend& backend) {
+  return from_file(std::move(file), backend, ModelLoadOptions{});
+}
+
+namespace {
+
+// Streams, for each split file, the byte range holding the model's tensors into backend memory.
+// Returns per split the backend address of the range's first byte and that byte's file offset.
+struct StreamedSplit {
+  const uint8_t* base = nullptr;
+  uint64_t begin = 0;
+};
+
+Result<std::vector<StreamedSplit>> stream_weights(const gguf::File& file, const ModelConfig& cfg,
+                                                  WeightStreamer& streamer,
+                                                  const LoadProgressFn& progress) {
+  const size_t n = file.n_files();
+  std::vector<uint64_t> begin(n, UINT64_MAX), end(n, 0);
+  for_each_tensor(cfg, [&](const TensorRef& ref) {
+    const gguf::TensorInfo* t = file.find_tensor(ref.name);
+    const uint64_t off = file.absolute_offset(*t);
+    begin[t->file_index] = std::min(begin[t->file_index], off);
+    end[t->file_index] = std::max(end[t->file_index], off + t->n_bytes);
+  });
+  uint64_t total = 0;
+  for (size_t i = 0; i < n; ++i) total += end[i] > begin[i] ? end[i] - begin[i] : 0;
+  std::vector<StreamedSplit> out(n);
+  uint64_t before = 0;
+  for (size_t i = 0; i < n; ++i) {
+    if (end[i] <= begin[i]) continue;
+    const MappedFile* m = file.mapping(static_cast<uint32_t>(i));
+    const uint64_t size = end[i] - begin[i];
+    LoadProgressFn each;
+    if (progress) {
+      each = [&](uint64_t done, uint64_t) { progress(before + done, total); };
+    }
+    ARC_ASSIGN_OR_RETURN(const void* base,
+                         streamer.stream_file_range(m->path(), begin[i], size, each));
+    out[i] = {static_cast<const uint8_t*>(base), begin[i]};
+    before += size;
+  }
+  return out;
+}
+
+bool from_files_on_disk(const gguf::File& file) {
+  for (size_t i = 0; i < file.n_files(); ++i) {
+    if (file.mapping(static_cast<uint32_t>(i)) == nullptr) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+Result<std::unique_ptr<Model>> Model::from_file(gguf::File file, Backend& backend,
+                                                const ModelLoadOptions& opt) {
   std::unique_ptr<Model> m(new Model(std::move(file)));
   const std::string path = m->file_.path();
   Result<ModelConfig> cfg = config_from_gguf(m->file_);
@@ -70,6 +131,13 @@ Result<std::unique_ptr<Model>> Model::from_file(gguf::File file, Backend& backen
   if (Status s = validate_tensors(m->file_, m->cfg_); !s.ok()) return s.with_context(path);
 
   m->layers_.resize(static_cast<size_t>(m->cfg_.n_layer));
+  std::vector<StreamedSplit> streamed;
+  if (auto* streamer = dynamic_cast<WeightStreamer*>(&backend);
+      streamer != nullptr && from_files_on_disk(m->file_)) {
+    auto s = stream_weights(m->file_, m->cfg_, *streamer, opt.progress);
+    if (!s.ok()) return s.status().with_context(path);
+    streamed = std::move(*s);
+  }
   Status first;
   for_each_tensor(m->cfg_, [&](const TensorRef& ref) {
     if (!first.ok()) return;
@@ -80,7 +148,11 @@ Result<std::unique_ptr<Model>> Model::from_file(gguf::File file, Backend& backen
     w.row_bytes = *dtype_row_bytes(t->type, static_cast<uint64_t>(t->shape[0]));
     w.slice_bytes = w.row_bytes * static_cast<size_t>(t->shape.size() > 1 ? t->shape[1] : 1);
     w.n_bytes = t->n_bytes;
-    Result<const void*> p = backend.map_weights(m->file_.tensor_data(*t));
+    Result<const void*> p =
+        streamed.empty()
+            ? backend.map_weights(m->file_.tensor_data(*t))
+            : Result<const void*>(streamed[t->file_index].base +
+                                  (m->file_.absolute_offset(*t) - streamed[t->file_index].begin));
     if (!p.ok()) {
       first = p.status().with_context("mapping " + ref.name);
       return;

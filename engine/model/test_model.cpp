@@ -92,8 +92,16 @@ bool is_norm(TensorRole r) {
          r == TensorRole::kAttnQNorm || r == TensorRole::kAttnKNorm;
 }
 
+// Layer 0's tensors by role, for TestModelOptions::repeat_weights.
+using LayerCache = std::map<int, std::pair<DType, std::vector<uint8_t>>>;
+
 Status make_tensor(gguf::Writer& w, const TestModelOptions& o, const ModelConfig& cfg,
-                   const TensorRef& ref) {
+                   const TensorRef& ref, LayerCache& cache) {
+  const int role = static_cast<int>(ref.spec->role);
+  if (o.repeat_weights && ref.layer > 0 && cache.count(role)) {
+    const auto& [t, bytes] = cache[role];
+    return w.add_tensor(ref.name, t, ref.shape, bytes);
+  }
   Rng rng{hash_name(o.seed, ref.name)};
   const DType type = pick_type(o, ref, cfg);
   const int64_t row = ref.shape[0];
@@ -101,6 +109,8 @@ Status make_tensor(gguf::Writer& w, const TestModelOptions& o, const ModelConfig
   for (size_t i = 1; i < ref.shape.size(); ++i) n_rows *= ref.shape[i];
   const size_t row_bytes = *dtype_row_bytes(type, static_cast<uint64_t>(row));
   std::vector<uint8_t> data(row_bytes * static_cast<size_t>(n_rows));
+  const int64_t n_copies = o.repeat_weights && ref.shape.size() == 3 ? ref.shape[2] : 1;
+  n_rows /= n_copies;  // generate expert 0, copy it below
   std::vector<float> vals(static_cast<size_t>(row));
   const float s = weight_scale(ref, cfg);
   const bool norm = is_norm(ref.spec->role);
@@ -113,6 +123,11 @@ Status make_tensor(gguf::Writer& w, const TestModelOptions& o, const ModelConfig
       return unimplemented("cannot quantize to " + std::string(dtype_name(type)));
     }
   }
+  const size_t slice = row_bytes * static_cast<size_t>(n_rows);
+  for (int64_t e = 1; e < n_copies; ++e) {
+    std::memcpy(data.data() + static_cast<size_t>(e) * slice, data.data(), slice);
+  }
+  if (o.repeat_weights && ref.layer == 0) cache[role] = {type, data};
   return w.add_tensor(ref.name, type, ref.shape, data);
 }
 
@@ -338,8 +353,9 @@ Result<gguf::Writer> make_writer(const TestModelOptions& o) {
   }
 
   Status first;
+  LayerCache cache;
   for_each_tensor(cfg, [&](const TensorRef& ref) {
-    if (first.ok()) first = make_tensor(w, o, cfg, ref);
+    if (first.ok()) first = make_tensor(w, o, cfg, ref, cache);
   });
   if (!first.ok()) return first;
   return w;

@@ -37,6 +37,10 @@ struct TestModelOptions {
   std::string tokenizer_fixture;  // qwen3, llama3, deepseek_v3, gptoss: real vocabulary
   std::string fixtures_dir;       // folder holding tokenizers/<name>/tokenizer.json
   uint64_t seed = 1;
+  // Speed-test models of several GB in seconds: every layer's tensors are copies of layer 0's,
+  // and every expert of a 3-D expert tensor a copy of expert 0. Bytes read per token are those of
+  // a real model of the same shape; the values are just not independent.
+  bool repeat_weights = false;
 };
 
 // Writes the model to `path`.

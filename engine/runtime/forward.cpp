@@ -3,12 +3,33 @@
 #include "arc/forward.h"
 
 #include <algorithm>
+#include <bit>
 #include <string>
 
+#include "arc/backend_caps.h"
 #include "model/arch/families.h"
 #include "model/blocks.h"
 
 namespace arc {
+
+namespace {
+
+// Decode steps of up to this many sequences are recorded as graphs (backends with StepGraphs).
+constexpr int64_t kMaxGraphBatch = 64;
+
+int64_t bucket(int64_t n) {
+  return static_cast<int64_t>(std::bit_ceil(static_cast<uint64_t>(std::max<int64_t>(n, 1))));
+}
+
+uint64_t mix(uint64_t x) {  // splitmix64 finaliser
+  x ^= x >> 30;
+  x *= 0xbf58476d1ce4e5b9ull;
+  x ^= x >> 27;
+  x *= 0x94d049bb133111ebull;
+  return x ^ (x >> 31);
+}
+
+}  // namespace
 
 struct ForwardExecutor::Impl {
   const Model& model;
@@ -30,14 +51,23 @@ struct ForwardExecutor::Impl {
   float* d_logits = nullptr;    // [capacity, n_vocab]
 
   // Host copies kept until wait() (uploads read them asynchronously on a GPU).
-  std::vector<int32_t> h_seq, h_slots, h_rows, h_tables;
+  std::vector<int32_t> h_tok, h_pos, h_seq, h_slots, h_rows, h_tables;
   std::vector<float> h_logits;
   Communicator* tp = nullptr;
   std::vector<int64_t> vocab_begin;  // [n_ranks + 1] with tensor parallelism
   std::vector<float> h_part;         // this rank's logits [n_out, vocab slice]
   Status tp_status;
 
-  Impl(const Model& m, Backend& b, KvCache& k) : model(m), be(b), kv(k) {}
+  // Graph replay (CUDA): decode steps padded to a batch bucket, recorded once per (batch bucket,
+  // logit-row bucket, block-table width bucket) and replayed. Null on backends without graphs.
+  StepGraphs* graphs = nullptr;
+
+  Impl(const Model& m, Backend& b, KvCache& k)
+      : model(m), be(b), kv(k), graphs(dynamic_cast<StepGraphs*>(&b)) {}
+  ~Impl() {
+    // Recorded graphs point into buffers this executor is about to free.
+    if (graphs != nullptr) graphs->clear_graphs();
+  }
 
   template <typename T>
   Result<T*> make(int64_t count) {
@@ -49,11 +79,16 @@ struct ForwardExecutor::Impl {
   }
 
   Status ensure(int64_t n_tokens, int64_t n_table) {
+    if ((n_tokens > capacity || n_table > tables_capacity) && graphs != nullptr) {
+      graphs->clear_graphs();  // they point at the buffers reallocated below
+    }
     if (n_tokens > capacity) {
       owned.clear();
       tables_capacity = 0;
       const ModelConfig& c = model.config();
-      const int64_t n = std::max<int64_t>(n_tokens, 16);
+      // With graphs, room for the largest graph bucket at once, so growing batches do not
+      // reallocate (and invalidate every recorded graph) step after step.
+      const int64_t n = std::max<int64_t>(n_tokens, graphs != nullptr ? kMaxGraphBatch : 16);
       const int64_t ff = std::max({c.n_ff, c.n_ff_shexp, c.n_ff_exp, int64_t{1}});
       ARC_ASSIGN_OR_RETURN(buf.x, make<float>(n * c.n_embd));
       ARC_ASSIGN_OR_RETURN(buf.xn, make<float>(n * c.n_embd));
@@ -140,13 +175,41 @@ struct ForwardExecutor::Impl {
       }
     }
     n_out = static_cast<int64_t>(h_rows.size());
-    ARC_RETURN_IF_ERROR(ensure(t, static_cast<int64_t>(h_tables.size())));
+    h_tok.assign(batch.tokens.begin(), batch.tokens.end());
+    h_pos.assign(batch.positions.begin(), batch.positions.end());
 
-    be.upload(d_tokens, batch.tokens.data(), sizeof(int32_t) * t);
-    be.upload(d_pos, batch.positions.data(), sizeof(int32_t) * t);
-    be.upload(d_seq, h_seq.data(), sizeof(int32_t) * t);
-    be.upload(d_slots, h_slots.data(), sizeof(int32_t) * t);
-    be.upload(d_rows, h_rows.data(), sizeof(int32_t) * n_out);
+    // A decode step (one token per sequence) runs as a recorded graph when the backend has them.
+    const bool graph = graphs != nullptr && graphs->graphs_enabled() && tp == nullptr &&
+                       static_cast<int64_t>(seqs.size()) == t && t <= kMaxGraphBatch &&
+                       n_out <= kMaxGraphBatch;
+    int64_t t_run = t, out_run = n_out;
+    if (graph) {
+      // Pad to the buckets with copies of the last token and row: a copy computes exactly what
+      // its original does and writes the same K/V to the same slot, so results are unchanged.
+      t_run = bucket(t);
+      out_run = bucket(n_out);
+      for (auto* v : {&h_tok, &h_pos, &h_seq, &h_slots, &h_rows}) {
+        const int32_t copy = v->back();
+        v->resize(static_cast<size_t>(v == &h_rows ? out_run : t_run), copy);
+      }
+      // Block tables with a bucketed row width (the recorded kernels use a fixed stride).
+      const int64_t width = bucket(max_blocks);
+      std::vector<int32_t> wide(static_cast<size_t>(width) * seqs.size(), 0);
+      for (size_t r = 0; r < seqs.size(); ++r) {
+        std::copy(h_tables.begin() + static_cast<int64_t>(r) * max_blocks,
+                  h_tables.begin() + static_cast<int64_t>(r + 1) * max_blocks,
+                  wide.begin() + static_cast<int64_t>(r) * width);
+      }
+      h_tables.swap(wide);
+      max_blocks = width;
+    }
+    ARC_RETURN_IF_ERROR(ensure(t_run, static_cast<int64_t>(h_tables.size())));
+
+    be.upload(d_tokens, h_tok.data(), sizeof(int32_t) * t_run);
+    be.upload(d_pos, h_pos.data(), sizeof(int32_t) * t_run);
+    be.upload(d_seq, h_seq.data(), sizeof(int32_t) * t_run);
+    be.upload(d_slots, h_slots.data(), sizeof(int32_t) * t_run);
+    be.upload(d_rows, h_rows.data(), sizeof(int32_t) * out_run);
     be.upload(d_tables, h_tables.data(), sizeof(int32_t) * h_tables.size());
     buf.pos = d_pos;
     buf.token_seq = d_seq;
@@ -154,6 +217,32 @@ struct ForwardExecutor::Impl {
     buf.block_tables = d_tables;
     buf.max_blocks = max_blocks;
 
+    if (graph) {
+      const uint64_t key =
+          mix(reinterpret_cast<uintptr_t>(this) ^
+              mix(static_cast<uint64_t>(t_run) | static_cast<uint64_t>(out_run) << 16 |
+                  static_cast<uint64_t>(max_blocks) << 32));
+      if (!graphs->replay(key)) {
+        if (!graphs->begin_capture()) {
+          enqueue_step(t_run, out_run);
+        } else {
+          enqueue_step(t_run, out_run);
+          if (!graphs->end_capture(key)) enqueue_step(t_run, out_run);  // not recorded: run it
+        }
+      }
+    } else {
+      enqueue_step(t_run, out_run);
+    }
+    if (tp) return gather_logits();
+    h_logits.resize(static_cast<size_t>(n_out * c.n_vocab));  // the real rows only
+    be.download(h_logits.data(), d_logits, sizeof(float) * h_logits.size());
+    return ok_status();
+  }
+
+  // Embedding, every layer and the output head for `t` tokens (inputs already uploaded) and
+  // `rows` logit rows.
+  void enqueue_step(int64_t t, int64_t rows) {
+    const ModelConfig& c = model.config();
     const Weight& emb = model.global(TensorRole::kTokEmbd);
     be.get_rows(emb.type, emb.data, c.n_vocab, c.n_embd, d_tokens, t, buf.x);
     const arch::FamilyDef& fam = arch::family_def(c.family);
@@ -164,14 +253,10 @@ struct ForwardExecutor::Impl {
     }
     tp_status = ctx.tp_status;
     // Only the requested rows go through the output head.
-    be.gather(buf.x, d_rows, n_out, c.n_embd, d_sel);
-    be.rms_norm(d_sel, model.global(TensorRole::kOutputNorm).f32(), d_sel, n_out, c.n_embd,
+    be.gather(buf.x, d_rows, rows, c.n_embd, d_sel);
+    be.rms_norm(d_sel, model.global(TensorRole::kOutputNorm).f32(), d_sel, rows, c.n_embd,
                 c.rms_eps);
-    linear(be, model.output(), d_sel, n_out, d_logits);
-    if (tp) return gather_logits();
-    h_logits.resize(static_cast<size_t>(n_out * c.n_vocab));
-    be.download(h_logits.data(), d_logits, sizeof(float) * h_logits.size());
-    return ok_status();
+    linear(be, model.output(), d_sel, rows, d_logits);
   }
 
   // Every rank computed [n_out, its vocabulary slice]; all of them get [n_out, n_vocab].

@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <filesystem>
 
+#include "arc/backend_caps.h"
+#include "arc/backend_factory.h"
 #include "arc/log.h"
 #include "sched/engine_service_impl.h"
 
@@ -88,11 +90,40 @@ Result<std::shared_ptr<LoadedModel>> load_model(EngineService::Impl& m, const st
   const uint64_t file_bytes = file->file_bytes();
 
   // Memory guard. Weights are mapped from the file: on a unified-memory box the page cache
-  // holding them is the same memory the GPU and the OS use, so they count in full.
-  const uint64_t available = available_memory_bytes();
+  // holding them is the same memory the GPU and the OS use, so they count in full. On a GPU they
+  // are copied into device memory, whose free bytes are what counts (on GB10 the same DRAM).
+  BackendOptions bo;
+  bo.kind = m.opt.backend;
+  bo.device = m.opt.device;
+  bo.threads = m.opt.threads;
+  auto backend = make_backend(bo);
+  if (!backend.ok()) return backend.status();
+  l->backend = std::move(*backend);
+  auto* device = dynamic_cast<DeviceReport*>(l->backend.get());
+  uint64_t available = available_memory_bytes();
+  if (device != nullptr) {
+    auto free_bytes = device->free_memory_bytes();
+    if (!free_bytes.ok()) return free_bytes.status();
+    available = *free_bytes;
+  }
   const uint64_t reserve = static_cast<uint64_t>(m.opt.reserve_gib * (1ull << 30));
-  auto cfg_probe =
-      Model::from_file(std::move(*file), *(l->backend = make_cpu_backend(m.opt.threads)));
+  if (device != nullptr && available > 0 && file_bytes + reserve > available) {
+    // Copying weights allocates: refuse before, not halfway through.
+    return resource_exhausted("the model's weights (" + gib(static_cast<double>(file_bytes)) +
+                              ") and the reserve (" + gib(static_cast<double>(reserve)) +
+                              ") do not fit in the " + gib(static_cast<double>(available)) +
+                              " free on " + device->device_description());
+  }
+  ModelLoadOptions lo;
+  auto last_emit = Clock::now();
+  lo.progress = [&](uint64_t done, uint64_t total) {
+    if (Clock::now() - last_emit > std::chrono::milliseconds(200) || done == total) {
+      last_emit = Clock::now();
+      m.emit("load_progress",
+             {{"model", path}, {"rank", 0}, {"bytes_done", done}, {"bytes_total", total}});
+    }
+  };
+  auto cfg_probe = Model::from_file(std::move(*file), *l->backend, lo);
   if (!cfg_probe.ok()) return cfg_probe.status();
   l->model = std::move(*cfg_probe);
   const ModelConfig& c = l->model->config();
@@ -139,7 +170,10 @@ Result<std::shared_ptr<LoadedModel>> load_model(EngineService::Impl& m, const st
   l->weight_bytes = l->model->weight_bytes();
   l->ctx_size = ctx_size;
 
-  read_ahead(m, l->model->file(), path);
+  // Streamed weights were read (and reported) while loading; mapped ones are pre-faulted here.
+  if (dynamic_cast<WeightStreamer*>(l->backend.get()) == nullptr) {
+    read_ahead(m, l->model->file(), path);
+  }
 
   const gguf::File& f = l->model->file();
   auto tok = Tokenizer::from_gguf(f);

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "arc/backend.h"
+#include "arc/backend_caps.h"
 #include "arc/gguf.h"
 #include "arc/model_arch.h"
 #include "arc/model_config.h"
@@ -31,12 +32,25 @@ struct Weight {
 // kernels can read (norms and biases F32). Errors name the tensor and the expected shape.
 Status validate_tensors(const gguf::File& file, const ModelConfig& cfg);
 
+struct ModelLoadOptions {
+  // Bytes copied so far / in all, for backends that copy weights out of the file (CUDA); the CPU
+  // backend reads the mapping in place and never calls it.
+  LoadProgressFn progress;
+};
+
 class Model {
  public:
   // Opens, reads the config, validates and maps every weight on `backend`.
   static Result<std::unique_ptr<Model>> load(const std::string& path, Backend& backend);
   // Same over an already open file (kept alive by the model).
   static Result<std::unique_ptr<Model>> from_file(gguf::File file, Backend& backend);
+  // The same with progress. A backend that streams weights (arc/backend_caps.h WeightStreamer)
+  // gets each split file's tensor bytes as one range read in chunks, so no second copy of the
+  // model sits in the page cache; files parsed from memory go through map_weights() as before.
+  static Result<std::unique_ptr<Model>> load(const std::string& path, Backend& backend,
+                                             const ModelLoadOptions& opt);
+  static Result<std::unique_ptr<Model>> from_file(gguf::File file, Backend& backend,
+                                                  const ModelLoadOptions& opt);
 
   const ModelConfig& config() const { return cfg_; }
   const gguf::File& file() const { return file_; }

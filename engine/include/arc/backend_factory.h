@@ -1,0 +1,30 @@
+// Picking a backend by name: the CLI's --backend cpu|cuda and --device N.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "arc/backend.h"
+#include "arc/status.h"
+
+namespace arc {
+
+struct BackendOptions {
+  std::string kind = "cpu";  // "cpu" or "cuda"
+  int device = 0;            // CUDA device index
+  int threads = 0;           // CPU threads (0: all online CPUs); the CUDA backend ignores it
+  bool cuda_graphs = true;   // capture decode steps as CUDA graphs
+};
+
+// The backend `opt` names, or an error a user can act on (unknown name, a build without CUDA,
+// no driver or device, a device index out of range).
+Result<std::unique_ptr<Backend>> make_backend(const BackendOptions& opt);
+
+// The CUDA backend on `device` (arc/backend_caps.h: StepGraphs, WeightStreamer, DeviceReport).
+// Fails with a clear message when this build has no CUDA backend or there is no usable device.
+Result<std::unique_ptr<Backend>> make_cuda_backend(int device, bool graphs = true);
+
+// True when this build contains the CUDA backend (it may still find no device at run time).
+bool cuda_backend_built();
+
+}  // namespace arc

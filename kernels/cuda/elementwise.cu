@@ -1,0 +1,149 @@
+// Row-wise and elementwise F32 ops. Memory-bound: grid-stride loops, one block per row for norms.
+#include "cuda/elementwise.cuh"
+
+namespace arc::kernels::cuda {
+namespace detail {
+namespace {
+
+constexpr int kThreads = 256;
+
+unsigned grid_for(int64_t n) {
+  return static_cast<unsigned>(std::min<int64_t>((n + kThreads - 1) / kThreads, 65535 * 8));
+}
+
+// One block per row. x, y: [n_rows, d]; w: [d] or null.
+__global__ void rms_norm_kernel(const float* x, const float* __restrict__ w, float* y, int64_t d,
+                                float eps) {
+  __shared__ float red[32];
+  const float* xr = x + blockIdx.x * d;
+  float* yr = y + blockIdx.x * d;
+  float ss = 0.0f;
+  for (int64_t i = threadIdx.x; i < d; i += blockDim.x) ss += xr[i] * xr[i];
+  ss = block_sum(ss, red);
+  const float inv = rsqrtf(ss / static_cast<float>(d) + eps);
+  for (int64_t i = threadIdx.x; i < d; i += blockDim.x) {
+    const float v = xr[i] * inv;
+    yr[i] = w != nullptr ? v * w[i] : v;
+  }
+}
+
+__global__ void add_kernel(const float* a, const float* b, float* y, int64_t n) {
+  for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < n;
+       i += static_cast<int64_t>(gridDim.x) * blockDim.x)
+    y[i] = a[i] + b[i];
+}
+
+__global__ void add_bias_kernel(float* x, const float* __restrict__ bias, int64_t n, int64_t d) {
+  for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < n;
+       i += static_cast<int64_t>(gridDim.x) * blockDim.x)
+    x[i] += bias[i % d];
+}
+
+__global__ void swiglu_kernel(const float* gate, const float* up, float* y, int64_t n) {
+  for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < n;
+       i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+    const float g = gate[i];
+    y[i] = g / (1.0f + expf(-g)) * up[i];
+  }
+}
+
+// y[t, :] += sigmoid(g[t]) * s[t, :]
+__global__ void add_sigmoid_gated_kernel(float* y, const float* s, const float* __restrict__ g,
+                                         int64_t n, int64_t d) {
+  for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < n;
+       i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+    const float gate = 1.0f / (1.0f + expf(-g[i / d]));
+    y[i] += gate * s[i];
+  }
+}
+
+// One block per output row: out[j, :] = x[rows[j], :].
+__global__ void gather_kernel(const float* __restrict__ x, const int32_t* __restrict__ rows,
+                              int64_t d, float* out) {
+  const float* src = x + static_cast<int64_t>(rows[blockIdx.x]) * d;
+  float* dst = out + blockIdx.x * d;
+  for (int64_t i = threadIdx.x; i < d; i += blockDim.x) dst[i] = src[i];
+}
+
+// One block per token row: the k expert outputs weighted, summed in j order (deterministic).
+__global__ void combine_kernel(CombineArgs a) {
+  const int64_t t = blockIdx.x;
+  float* y = a.y + t * a.d;
+  for (int64_t i = threadIdx.x; i < a.d; i += blockDim.x) {
+    float acc = 0.0f;
+    for (int64_t j = 0; j < a.k; ++j) {
+      const int64_t p = t * a.k + j;
+      const int32_t e = a.ids[p];
+      if (e < 0 || e >= a.n_expert) continue;
+      const int64_t r = a.inv ? a.inv[p] : p;
+      acc += a.weights[p] * a.src[r * a.d + i];
+    }
+    y[i] = a.accumulate ? y[i] + acc : acc;
+  }
+}
+
+}  // namespace
+
+void launch_swiglu(Stream s, const float* gate, const float* up, float* y, int64_t n) {
+  if (n > 0) swiglu_kernel<<<grid_for(n), kThreads, 0, s>>>(gate, up, y, n);
+}
+
+void launch_combine(Stream s, const CombineArgs& a) {
+  if (a.n_tokens > 0 && a.d > 0)
+    combine_kernel<<<static_cast<unsigned>(a.n_tokens), kThreads, 0, s>>>(a);
+}
+
+}  // namespace detail
+
+using detail::grid_for;
+using detail::kThreads;
+
+bool rms_norm(const Context& ctx, const float* x, const float* w, float* y, int64_t n_rows,
+              int64_t d, float eps) {
+  if (n_rows < 0 || d <= 0 || n_rows > 0x7fffffff) return false;
+  if (n_rows == 0) return true;
+  const int threads = d >= 4096 ? 1024 : (d >= 1024 ? 512 : 256);
+  detail::rms_norm_kernel<<<static_cast<unsigned>(n_rows), threads, 0, ctx.stream>>>(x, w, y, d,
+                                                                                     eps);
+  return true;
+}
+
+bool add(const Context& ctx, const float* a, const float* b, float* y, int64_t n) {
+  if (n < 0) return false;
+  if (n > 0) detail::add_kernel<<<grid_for(n), kThreads, 0, ctx.stream>>>(a, b, y, n);
+  return true;
+}
+
+bool add_bias(const Context& ctx, float* x, const float* bias, int64_t n_rows, int64_t d) {
+  if (n_rows < 0 || d <= 0) return false;
+  const int64_t n = n_rows * d;
+  if (n > 0) detail::add_bias_kernel<<<grid_for(n), kThreads, 0, ctx.stream>>>(x, bias, n, d);
+  return true;
+}
+
+bool swiglu(const Context& ctx, const float* gate, const float* up, float* y, int64_t n) {
+  if (n < 0) return false;
+  detail::launch_swiglu(ctx.stream, gate, up, y, n);
+  return true;
+}
+
+bool add_sigmoid_gated(const Context& ctx, float* y, const float* s, const float* g, int64_t n_rows,
+                       int64_t d) {
+  if (n_rows < 0 || d <= 0) return false;
+  const int64_t n = n_rows * d;
+  if (n > 0) {
+    detail::add_sigmoid_gated_kernel<<<grid_for(n), kThreads, 0, ctx.stream>>>(y, s, g, n, d);
+  }
+  return true;
+}
+
+bool gather(const Context& ctx, const float* x, const int32_t* rows, int64_t n, int64_t d,
+            float* out) {
+  if (n < 0 || d < 0 || n > 0x7fffffff) return false;
+  if (n > 0 && d > 0) {
+    detail::gather_kernel<<<static_cast<unsigned>(n), kThreads, 0, ctx.stream>>>(x, rows, d, out);
+  }
+  return true;
+}
+
+}  // namespace arc::kernels::cuda

@@ -1,0 +1,129 @@
+#!/usr/bin/env bash
+# The device check of the CUDA work, from an already-built tree, in under 5 minutes:
+#   1. the GPU and driver (nvidia-smi);
+#   2. every test labelled `gpu` (CUDA kernels against kernels/ref, the CUDA backend against the
+#      CPU backend); on a machine with a GPU a skipped test counts as a failure;
+#   3. `bench --backend cuda` on a generated Q4_K qwen3moe model of ~4.6 GB (48 layers, hidden
+#      2048, 32 experts x 768, 8 used), with CUDA graphs and without.
+# Usage: tests/gpu/run-suite.sh [BUILD_DIR]   (default: build/cuda, else build/default)
+# Results (logs, bench text and JSON, summary.txt) go to $OUT when set, else to a temporary folder.
+set -euo pipefail
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+BUILD=${1:-}
+if [[ -z $BUILD ]]; then
+  for d in build/cuda build/default; do
+    if [[ -x $ROOT/$d/bin/arclight-engine ]]; then
+      BUILD=$ROOT/$d
+      break
+    fi
+  done
+fi
+if [[ -z $BUILD || ! -x $BUILD/bin/arclight-engine ]]; then
+  echo "run-suite: no built tree with bin/arclight-engine (looked at ${BUILD:-build/cuda and" \
+    "build/default}); build first: cmake --preset cuda && cmake --build --preset cuda" >&2
+  exit 2
+fi
+BUILD=$(cd "$BUILD" && pwd)
+ENGINE=$BUILD/bin/arclight-engine
+RESULTS=${OUT:-$(mktemp -d -t arc-gpu-suite.XXXXXX)}
+mkdir -p "$RESULTS"
+WORK=$(mktemp -d -t arc-gpu-model.XXXXXX)
+trap 'rm -rf "$WORK"' EXIT
+trap 'exit 130' INT TERM  # through the EXIT trap: the model file does not outlive the run
+SECONDS=0
+FAILED=0
+
+log() { printf '[run-suite %3ds] %s\n' "$SECONDS" "$*" | tee -a "$RESULTS/summary.txt"; }
+fail() {
+  log "FAIL: $*"
+  FAILED=1
+}
+
+log "tree $BUILD, results in $RESULTS"
+
+# 1. The device.
+HAVE_GPU=0
+if command -v nvidia-smi >/dev/null 2>&1 &&
+  nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader \
+    >"$RESULTS/nvidia-smi.txt" 2>&1; then
+  HAVE_GPU=1
+  log "GPU: $(head -n 1 "$RESULTS/nvidia-smi.txt")"
+else
+  fail "no GPU visible to nvidia-smi ($(head -c 300 "$RESULTS/nvidia-smi.txt" 2>/dev/null || true))"
+fi
+
+# 2. The gpu-labelled tests, each binary on its own (its log names every skip and failure).
+TESTS=()
+if command -v ctest >/dev/null 2>&1; then
+  mapfile -t TESTS < <(ctest --test-dir "$BUILD" -N -L gpu 2>/dev/null |
+    sed -n 's/^ *Test *#[0-9]*: *//p')
+else
+  # No CMake here: the CUDA test binaries by name.
+  log "ctest not found: running $BUILD/tests/*cuda*test*"
+  for bin in "$BUILD"/tests/*cuda*test*; do
+    [[ -x $bin ]] && TESTS+=("$(basename "$bin")")
+  done
+fi
+if [[ ${#TESTS[@]} -eq 0 ]]; then
+  fail "no tests labelled gpu in $BUILD (configured without tests?)"
+fi
+for t in "${TESTS[@]}"; do
+  bin=$BUILD/tests/$t
+  if [[ ! -x $bin ]]; then
+    fail "$t: $bin is not built"
+    continue
+  fi
+  rc=0
+  timeout 150 "$bin" --gtest_brief=1 >"$RESULTS/$t.log" 2>&1 || rc=$?
+  passed=$(sed -n 's/^\[  PASSED  \] \([0-9]*\) tests\?\..*/\1/p' "$RESULTS/$t.log" | tail -n 1)
+  skipped=$(sed -n 's/^\[  SKIPPED \] \([0-9]*\) tests\?.*/\1/p' "$RESULTS/$t.log" | tail -n 1)
+  failed=$(sed -n 's/^\[  FAILED  \] \([0-9]*\) tests\?.*/\1/p' "$RESULTS/$t.log" | tail -n 1)
+  log "$t: exit $rc, passed ${passed:-0}, skipped ${skipped:-0}, failed ${failed:-0}"
+  if [[ $rc -ne 0 ]]; then
+    if [[ $rc -eq 124 ]]; then fail "$t timed out (150 s)"; else fail "$t (see $t.log)"; fi
+    grep -E '^\[  FAILED  \]|Failure$' "$RESULTS/$t.log" | head -n 20 | tee -a "$RESULTS/summary.txt" || true
+  elif [[ $HAVE_GPU -eq 1 && ${skipped:-0} -gt 0 ]]; then
+    fail "$t skipped ${skipped} tests on a machine with a GPU:"
+    grep -A1 'Skipped$' "$RESULTS/$t.log" | grep -v -e 'Skipped$' -e '^--$' | sort | uniq -c |
+      head -n 5 | tee -a "$RESULTS/summary.txt" || true
+  fi
+done
+
+# 3. bench on a multi-GB model (layers and experts repeat layer 0 / expert 0, so writing it takes
+# seconds; the bytes read per token are those of a real model of this shape).
+MODEL=$WORK/qwen3moe-48x32e-q4k.gguf
+log "writing the bench model"
+if timeout 200 "$ENGINE" make-test-model --family qwen3moe --out "$MODEL" --layers 48 \
+  --hidden 2048 --heads 32 --kv-heads 4 --head-dim 128 --experts 32 --experts-used 8 \
+  --expert-ff 768 --vocab 32000 --type Q4_K --repeat-weights >"$RESULTS/make-model.log" 2>&1; then
+  log "model: $(du -h "$MODEL" | cut -f1)"
+  BENCH=(bench -m "$MODEL" --backend cuda -p 512 -n 128 -r 3 --bandwidth-mib 2048)
+  rc=0
+  timeout 120 "$ENGINE" "${BENCH[@]}" >"$RESULTS/bench.txt" 2>"$RESULTS/bench.log" || rc=$?
+  if [[ $rc -eq 0 ]]; then
+    grep -E '^(backend|prefill|decode|weights)' "$RESULTS/bench.txt" | tee -a "$RESULTS/summary.txt"
+    timeout 120 "$ENGINE" "${BENCH[@]}" --json >"$RESULTS/bench.json" 2>>"$RESULTS/bench.log" ||
+      fail "bench --json (see bench.log)"
+    rc=0
+    timeout 120 "$ENGINE" "${BENCH[@]}" --no-cuda-graphs >"$RESULTS/bench-no-graphs.txt" \
+      2>>"$RESULTS/bench.log" || rc=$?
+    if [[ $rc -eq 0 ]]; then
+      log "without CUDA graphs: $(grep -E '^decode ' "$RESULTS/bench-no-graphs.txt")"
+    else
+      fail "bench --no-cuda-graphs exited $rc (see bench.log)"
+    fi
+  else
+    fail "bench exited $rc (see bench.log):"
+    tail -n 5 "$RESULTS/bench.log" | tee -a "$RESULTS/summary.txt"
+  fi
+else
+  fail "make-test-model (see make-model.log)"
+fi
+
+if [[ $FAILED -eq 0 ]]; then
+  log "all passed"
+else
+  log "FAILED (details above and in $RESULTS)"
+fi
+exit $FAILED

@@ -1,0 +1,342 @@
+// The CUDA backend against the CPU backend (the oracle): whole-model logits and greedy tokens on
+// tiny generated models of every family and weight format, batched decode through CUDA graphs,
+// weights streamed from a file, transfers, and errors on bad input. Label gpu: every test skips
+// with the factory's message where there is no CUDA backend, driver or device.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+
+#include "arc/backend_caps.h"
+#include "arc/backend_factory.h"
+#include "model/test_util.h"
+
+namespace arc::testing {
+namespace {
+
+// The CUDA backend on device 0, or a skip naming why there is none.
+#define ARC_CUDA_OR_SKIP(var, graphs)                                                         \
+  auto var##_made = make_cuda_backend(0, graphs);                                             \
+  if (!var##_made.ok()) GTEST_SKIP() << "no CUDA backend: " << var##_made.status().message(); \
+  std::unique_ptr<Backend> var = std::move(*var##_made)
+
+struct Case {
+  const char* name;
+  Family family;
+  int64_t n_expert;  // 0: dense
+  const char* type;
+};
+
+// The tiny models of tests/model/forward_test.cpp: K-quants need rows of 256; quantized MoE
+// cases use every expert so a ~0.5% activation-quantization difference cannot flip a near-tied
+// top-k choice (a jump no tolerance covers).
+TestModelOptions tiny(const Case& c) {
+  TestModelOptions o;
+  o.family = c.family;
+  o.n_expert = c.n_expert;
+  o.type = c.type;
+  o.seed = 7;
+  const bool kquant = std::string(c.type).find("_K") != std::string::npos;
+  o.n_embd = kquant ? 256 : 64;
+  o.n_ff = kquant ? 256 : 96;
+  o.n_ff_exp = kquant ? 256 : 32;
+  o.n_ff_shexp = kquant ? 256 : 64;
+  o.n_layer = kquant ? 8 : 2;
+  o.n_expert_used = 2;
+  const bool exact = std::string(c.type) == "F32" || std::string(c.type) == "F16";
+  if (!exact && c.n_expert > 0) o.n_expert = o.n_expert_used = 4;
+  o.tied_embeddings = c.family != Family::kLlama;
+  return o;
+}
+
+// An engine over `bytes` (parsed in memory: weights go through map_weights) on `backend`.
+Result<Engine> engine_on(std::vector<uint8_t> bytes, std::unique_ptr<Backend> backend) {
+  Engine e;
+  e.bytes = std::move(bytes);
+  e.backend = std::move(backend);
+  ARC_ASSIGN_OR_RETURN(gguf::File f, gguf::File::parse(e.bytes, "test-model"));
+  ARC_ASSIGN_OR_RETURN(e.model, Model::from_file(std::move(f), *e.backend));
+  const ModelConfig& c = e.model->config();
+  KvCacheOptions kvo{c.n_layer, c.n_kv_head, c.head_dim, 16, 64, DType::F16};
+  ARC_ASSIGN_OR_RETURN(e.kv, KvCache::create(*e.backend, kvo));
+  e.exec = std::make_unique<ForwardExecutor>(*e.model, *e.backend, *e.kv);
+  return e;
+}
+
+double max_abs(const float* v, int64_t n) {
+  double m = 0;
+  for (int64_t i = 0; i < n; ++i) m = std::max(m, std::fabs(static_cast<double>(v[i])));
+  return m;
+}
+
+// Logits of every prompt token, then `n_new` greedy tokens of each prompt decoded together (one
+// batch per step). Returns the prefill logits of prompt 0 and every generated token.
+struct Outcome {
+  std::vector<float> prefill;                // [prompt 0 tokens, n_vocab]
+  std::vector<std::vector<float>> decode;    // per step: [n_prompts, n_vocab]
+  std::vector<std::vector<int32_t>> tokens;  // per prompt
+};
+Outcome run_steps(Engine& e, const std::vector<std::vector<int32_t>>& prompts, int n_new) {
+  Outcome r;
+  const int64_t v = e.model->config().n_vocab;
+  std::vector<int32_t> ids, len, next;
+  for (size_t s = 0; s < prompts.size(); ++s) {
+    const auto& p = prompts[s];
+    ids.push_back(e.kv->add_sequence());
+    EXPECT_TRUE(e.kv->reserve(ids.back(), static_cast<int64_t>(p.size()) + n_new).ok());
+    std::vector<int32_t> pos(p.size()), seqs(p.size(), ids.back()), rows(p.size());
+    for (size_t i = 0; i < p.size(); ++i) pos[i] = rows[i] = static_cast<int32_t>(i);
+    auto logits = e.exec->run({p, pos, seqs, rows});
+    EXPECT_TRUE(logits.ok()) << logits.status().to_string();
+    if (!logits.ok()) return r;
+    if (s == 0) r.prefill = *logits;
+    const float* last = logits->data() + (p.size() - 1) * v;
+    next.push_back(static_cast<int32_t>(std::max_element(last, last + v) - last));
+    len.push_back(static_cast<int32_t>(p.size()));
+  }
+  r.tokens.resize(prompts.size());
+  for (int step = 0; step < n_new; ++step) {
+    std::vector<int32_t> pos;
+    for (size_t s = 0; s < prompts.size(); ++s) {
+      r.tokens[s].push_back(next[s]);
+      pos.push_back(len[s]++);
+    }
+    auto logits = e.exec->run({next, pos, ids, {}});
+    EXPECT_TRUE(logits.ok()) << logits.status().to_string();
+    if (!logits.ok()) return r;
+    for (size_t s = 0; s < prompts.size(); ++s) {
+      const float* row = logits->data() + s * v;
+      next[s] = static_cast<int32_t>(std::max_element(row, row + v) - row);
+    }
+    r.decode.push_back(std::move(*logits));
+  }
+  return r;
+}
+
+const std::vector<std::vector<int32_t>> kPrompts = {
+    {1, 72, 101, 108, 108, 111, 44, 32, 119, 111, 114}, {1, 50, 51}, {1, 200, 17, 90, 33}};
+
+class CudaVsCpu : public ::testing::TestWithParam<Case> {};
+
+TEST_P(CudaVsCpu, LogitsAndGreedyTokensMatch) {
+  const Case c = GetParam();
+  ARC_CUDA_OR_SKIP(cuda, /*graphs=*/true);
+  auto bytes = build_test_model(tiny(c));
+  ASSERT_TRUE(bytes.ok()) << bytes.status().to_string();
+  auto g = engine_on(*bytes, std::move(cuda));
+  ASSERT_TRUE(g.ok()) << g.status().to_string();
+  auto h = engine_on(*bytes, make_cpu_backend(2));
+  ASSERT_TRUE(h.ok()) << h.status().to_string();
+
+  const int n_new = 12;
+  const Outcome got = run_steps(*g, kPrompts, n_new);
+  const Outcome want = run_steps(*h, kPrompts, n_new);
+  ASSERT_EQ(got.prefill.size(), want.prefill.size());
+  ASSERT_EQ(got.decode.size(), want.decode.size());
+  const int64_t v = g->model->config().n_vocab;
+  // F32/F16 weights: only rounding and summation order differ. Quantized: either side may
+  // quantize activations differently (~0.5%).
+  const bool exact = std::string(c.type) == "F32" || std::string(c.type) == "F16";
+  const double tol = exact ? 2e-3 : 0.08;
+  for (size_t i = 0; i < got.prefill.size() / v; ++i) {
+    const double scale = std::max(1.0, max_abs(want.prefill.data() + i * v, v));
+    for (int64_t t = 0; t < v; ++t) {
+      ASSERT_NEAR(got.prefill[i * v + t], want.prefill[i * v + t], tol * scale)
+          << c.name << " prefill token " << i << " logit " << t;
+    }
+  }
+  for (size_t step = 0; step < got.decode.size(); ++step) {
+    for (size_t s = 0; s < kPrompts.size(); ++s) {
+      const float* a = got.decode[step].data() + s * v;
+      const float* b = want.decode[step].data() + s * v;
+      const double scale = std::max(1.0, max_abs(b, v));
+      for (int64_t t = 0; t < v; ++t) {
+        ASSERT_NEAR(a[t], b[t], tol * scale)
+            << c.name << " decode step " << step << " sequence " << s << " logit " << t;
+      }
+    }
+  }
+  EXPECT_EQ(got.tokens, want.tokens) << c.name << ": greedy tokens differ";
+  // The batched decode steps (3 sequences: bucket 4) ran as recorded graphs.
+  auto* cb = dynamic_cast<StepGraphs*>(g->backend.get());
+  ASSERT_NE(cb, nullptr);
+  EXPECT_TRUE(cb->graphs_enabled()) << "CUDA graphs were turned off (see the log)";
+}
+
+INSTANTIATE_TEST_SUITE_P(Families, CudaVsCpu,
+                         ::testing::Values(Case{"qwen3moe_f32", Family::kQwen3Moe, 8, "F32"},
+                                           Case{"qwen3moe_q8", Family::kQwen3Moe, 8, "Q8_0"},
+                                           Case{"qwen3moe_q4km", Family::kQwen3Moe, 8, "Q4_K_M"},
+                                           Case{"qwen2moe_f32", Family::kQwen2Moe, 4, "F32"},
+                                           Case{"qwen2moe_q8", Family::kQwen2Moe, 4, "Q8_0"},
+                                           Case{"qwen2moe_q4km", Family::kQwen2Moe, 4, "Q4_K_M"},
+                                           Case{"llama_f32", Family::kLlama, 0, "F32"},
+                                           Case{"llama_q8", Family::kLlama, 0, "Q8_0"},
+                                           Case{"llama_q4km", Family::kLlama, 0, "Q4_K_M"},
+                                           Case{"mixtral_f32", Family::kLlama, 4, "F32"},
+                                           Case{"mixtral_q8", Family::kLlama, 4, "Q8_0"},
+                                           Case{"mixtral_q4km", Family::kLlama, 4, "Q4_K_M"},
+                                           Case{"qwen3_f32", Family::kQwen3, 0, "F32"},
+                                           Case{"qwen3_q8", Family::kQwen3, 0, "Q8_0"},
+                                           Case{"qwen3_q4km", Family::kQwen3, 0, "Q4_K_M"}),
+                         [](const auto& info) { return std::string(info.param.name); });
+
+// Graphs change how steps are launched, not what they compute: the same model with and without.
+TEST(CudaBackend, GraphsOnAndOffAgree) {
+  ARC_CUDA_OR_SKIP(with, true);
+  ARC_CUDA_OR_SKIP(without, false);
+  auto bytes = build_test_model(tiny({"qwen3moe_q8", Family::kQwen3Moe, 8, "Q8_0"}));
+  ASSERT_TRUE(bytes.ok());
+  auto a = engine_on(*bytes, std::move(with));
+  auto b = engine_on(*bytes, std::move(without));
+  ASSERT_TRUE(a.ok() && b.ok());
+  const Outcome ra = run_steps(*a, kPrompts, 20);
+  const Outcome rb = run_steps(*b, kPrompts, 20);
+  EXPECT_EQ(ra.tokens, rb.tokens);
+  ASSERT_EQ(ra.decode.size(), rb.decode.size());
+  for (size_t i = 0; i < ra.decode.size(); ++i) {
+    for (size_t j = 0; j < ra.decode[i].size(); ++j) {
+      ASSERT_NEAR(ra.decode[i][j], rb.decode[i][j],
+                  1e-3 * std::max(1.0f, std::fabs(rb.decode[i][j])))
+          << "step " << i;
+    }
+  }
+}
+
+// Weights streamed from a file (the load path of real models) equal weights copied from memory,
+// and progress reaches the total.
+TEST(CudaBackend, StreamedWeightsFromFile) {
+  ARC_CUDA_OR_SKIP(cuda, true);
+  const TestModelOptions o = tiny({"qwen2moe_q4km", Family::kQwen2Moe, 4, "Q4_K_M"});
+  const std::string path = (std::filesystem::temp_directory_path() /
+                            ("arc_cuda_stream_" + std::to_string(getpid()) + ".gguf"))
+                               .string();
+  ASSERT_TRUE(write_test_model(o, path).ok());
+  uint64_t last_done = 0, last_total = 0;
+  int calls = 0;
+  ModelLoadOptions lo;
+  lo.progress = [&](uint64_t done, uint64_t total) {
+    EXPECT_GE(done, last_done);
+    last_done = done;
+    last_total = total;
+    ++calls;
+  };
+  Engine f;
+  f.backend = std::move(cuda);
+  auto model = Model::load(path, *f.backend, lo);
+  std::filesystem::remove(path);
+  ASSERT_TRUE(model.ok()) << model.status().to_string();
+  f.model = std::move(*model);
+  EXPECT_GT(calls, 0);
+  EXPECT_EQ(last_done, last_total);
+  EXPECT_GE(last_total, f.model->weight_bytes());
+  const ModelConfig& c = f.model->config();
+  f.kv = std::move(
+      *KvCache::create(*f.backend, {c.n_layer, c.n_kv_head, c.head_dim, 16, 64, DType::F16}));
+  f.exec = std::make_unique<ForwardExecutor>(*f.model, *f.backend, *f.kv);
+
+  auto cpu = make_engine(o, 2, DType::F16);
+  ASSERT_TRUE(cpu.ok());
+  const Outcome got = run_steps(f, kPrompts, 8);
+  const Outcome want = run_steps(*cpu, kPrompts, 8);
+  EXPECT_EQ(got.tokens, want.tokens);
+  const int64_t v = c.n_vocab;
+  const double scale = std::max(1.0, max_abs(want.prefill.data(), v));
+  for (int64_t t = 0; t < v; ++t) ASSERT_NEAR(got.prefill[t], want.prefill[t], 0.08 * scale);
+}
+
+TEST(CudaBackend, AllocIsZeroAndTransfersRoundTrip) {
+  ARC_CUDA_OR_SKIP(be, true);
+  const size_t n = 1000003;  // odd size
+  auto buf = be->alloc(n * sizeof(float));
+  ASSERT_TRUE(buf.ok()) << buf.status().to_string();
+  std::vector<float> host(n, 1.0f);
+  be->download(host.data(), (*buf)->data(), n * sizeof(float));
+  ASSERT_TRUE(be->sync().ok());
+  EXPECT_EQ(std::count(host.begin(), host.end(), 0.0f), static_cast<long>(n));
+  std::vector<float> src(n), back(n);
+  for (size_t i = 0; i < n; ++i) src[i] = static_cast<float>(i) * 0.5f - 7.0f;
+  be->upload((*buf)->data(), src.data(), n * sizeof(float));
+  be->download(back.data(), (*buf)->data(), n * sizeof(float));
+  ASSERT_TRUE(be->sync().ok());
+  EXPECT_EQ(src, back);
+  // y = a + b on the device against the host sum.
+  auto y = be->alloc(n * sizeof(float));
+  ASSERT_TRUE(y.ok());
+  be->add((*buf)->as<float>(), (*buf)->as<float>(), (*y)->as<float>(), static_cast<int64_t>(n));
+  be->download(back.data(), (*y)->data(), n * sizeof(float));
+  ASSERT_TRUE(be->sync().ok());
+  for (size_t i = 0; i < n; i += 9973) EXPECT_FLOAT_EQ(back[i], 2 * src[i]);
+}
+
+// An op the kernels refuse surfaces at sync() with the op's name; the backend keeps working.
+TEST(CudaBackend, UnsupportedOpIsReportedAtSync) {
+  ARC_CUDA_OR_SKIP(be, true);
+  auto w = be->alloc(4096);
+  auto x = be->alloc(4096);
+  auto y = be->alloc(4096);
+  ASSERT_TRUE(w.ok() && x.ok() && y.ok());
+  kernels::MatmulArgs a;
+  a.w = (*w)->data();
+  a.w_type = DType::I64;  // no kernel reads 64-bit integer weights
+  a.n_out = 4;
+  a.n_in = 8;
+  a.w_row_bytes = 64;
+  a.x = (*x)->as<float>();
+  a.y = (*y)->as<float>();
+  be->matmul(a);
+  Status s = be->sync();
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.message().find("matmul"), std::string::npos) << s.message();
+  // The failure was taken; the next step works.
+  be->add((*x)->as<float>(), (*x)->as<float>(), (*y)->as<float>(), 16);
+  EXPECT_TRUE(be->sync().ok());
+}
+
+// Bad step input is refused on the host before anything reaches the device.
+TEST(CudaBackend, BadTokenIsRefused) {
+  ARC_CUDA_OR_SKIP(cuda, true);
+  auto bytes = build_test_model(tiny({"qwen3_f32", Family::kQwen3, 0, "F32"}));
+  ASSERT_TRUE(bytes.ok());
+  auto e = engine_on(*bytes, std::move(cuda));
+  ASSERT_TRUE(e.ok());
+  const int32_t seq = e->kv->add_sequence();
+  ASSERT_TRUE(e->kv->reserve(seq, 4).ok());
+  const int32_t tok = static_cast<int32_t>(e->model->config().n_vocab) + 5, pos = 0;
+  auto r = e->exec->run({std::span(&tok, 1), std::span(&pos, 1), std::span(&seq, 1), {}});
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("vocabulary"), std::string::npos);
+  const int32_t ok_tok = 3;
+  EXPECT_TRUE(
+      e->exec->run({std::span(&ok_tok, 1), std::span(&pos, 1), std::span(&seq, 1), {}}).ok());
+}
+
+TEST(CudaBackend, DeviceReportAndCopyBandwidth) {
+  ARC_CUDA_OR_SKIP(be, true);
+  auto* dev = dynamic_cast<DeviceReport*>(be.get());
+  ASSERT_NE(dev, nullptr);
+  EXPECT_NE(dev->device_description().find("sm_"), std::string::npos);
+  auto bw = dev->measure_copy_bandwidth(64u << 20);
+  ASSERT_TRUE(bw.ok()) << bw.status().to_string();
+  EXPECT_GT(*bw, 50e9) << "device copies under 50 GB/s: not device memory?";
+  auto free_b = dev->free_memory_bytes();
+  ASSERT_TRUE(free_b.ok());
+  EXPECT_GT(*free_b, 0u);
+}
+
+// Asking for a device that does not exist is an error that names the devices there are.
+TEST(CudaBackend, MissingDeviceIsAClearError) {
+  auto r = make_cuda_backend(1000);
+  ASSERT_FALSE(r.ok());
+  const std::string m = r.status().message();
+  EXPECT_TRUE(m.find("1000") != std::string::npos || m.find("--backend cpu") != std::string::npos)
+      << m;
+  auto bad = make_backend({.kind = "tpu"});
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("cpu or cuda"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace arc::testing

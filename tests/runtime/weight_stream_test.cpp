@@ -1,0 +1,145 @@
+// The model loader's streaming path (what the CUDA backend gets for files on disk) checked on the
+// CPU: a backend that implements WeightStreamer by reading the requested file ranges into its own
+// memory must see every tensor's bytes at the right place, i.e. give the logits of the plain
+// in-place load, with progress reaching the total.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+
+#include "arc/backend_caps.h"
+#include "model/test_util.h"
+
+namespace arc::testing {
+namespace {
+
+// The CPU backend whose weights come only from stream_file_range() (map_weights is a failure).
+class StreamingCpuBackend final : public Backend, public WeightStreamer {
+ public:
+  StreamingCpuBackend() : cpu_(make_cpu_backend(1)) {}
+  ~StreamingCpuBackend() override {
+    for (void* p : blocks_) std::free(p);
+  }
+  int ranges = 0;
+
+  Result<const void*> stream_file_range(const std::string& path, uint64_t offset, uint64_t size,
+                                        const LoadProgressFn& progress) override {
+    ++ranges;
+    std::ifstream f(path, std::ios::binary);
+    if (!f) return not_found("cannot open " + path);
+    // Poisoned around the range, so a tensor read from outside it shows in the logits.
+    auto* p = static_cast<uint8_t*>(std::aligned_alloc(64, (size + 64 + 63) / 64 * 64 + 64));
+    blocks_.push_back(p);
+    std::memset(p, 0xFF, 64);
+    f.seekg(static_cast<std::streamoff>(offset));
+    const uint64_t half = size / 2;
+    f.read(reinterpret_cast<char*>(p + 64), static_cast<std::streamsize>(half));
+    if (progress) progress(half, size);
+    f.read(reinterpret_cast<char*>(p + 64 + half), static_cast<std::streamsize>(size - half));
+    if (!f) return data_loss("short read of " + path);
+    if (progress) progress(size, size);
+    return static_cast<const void*>(p + 64);
+  }
+
+  std::string_view name() const override { return "streaming-cpu"; }
+  int num_threads() const override { return 1; }
+  Result<std::unique_ptr<DeviceBuffer>> alloc(size_t b) override { return cpu_->alloc(b); }
+  Result<const void*> map_weights(std::span<const uint8_t> host) override {
+    ADD_FAILURE() << "a file on disk was mapped instead of streamed";
+    return cpu_->map_weights(host);
+  }
+  void upload(void* d, const void* s, size_t b) override { cpu_->upload(d, s, b); }
+  void download(void* d, const void* s, size_t b) override { cpu_->download(d, s, b); }
+  Status sync() override { return cpu_->sync(); }
+  void matmul(const kernels::MatmulArgs& a) override { cpu_->matmul(a); }
+  void rms_norm(const float* x, const float* w, float* y, int64_t n, int64_t d,
+                float eps) override {
+    cpu_->rms_norm(x, w, y, n, d, eps);
+  }
+  void rope(const kernels::RopeArgs& a) override { cpu_->rope(a); }
+  void add(const float* a, const float* b, float* y, int64_t n) override { cpu_->add(a, b, y, n); }
+  void add_bias(float* x, const float* b, int64_t n, int64_t d) override {
+    cpu_->add_bias(x, b, n, d);
+  }
+  void swiglu(const float* g, const float* u, float* y, int64_t n) override {
+    cpu_->swiglu(g, u, y, n);
+  }
+  void add_sigmoid_gated(float* y, const float* s, const float* g, int64_t n, int64_t d) override {
+    cpu_->add_sigmoid_gated(y, s, g, n, d);
+  }
+  void get_rows(DType t, const void* table, int64_t n_rows, int64_t d, const int32_t* ids,
+                int64_t n_ids, float* out) override {
+    cpu_->get_rows(t, table, n_rows, d, ids, n_ids, out);
+  }
+  void gather(const float* x, const int32_t* rows, int64_t n, int64_t d, float* out) override {
+    cpu_->gather(x, rows, n, d, out);
+  }
+  void kv_store(const kernels::KvStoreArgs& a) override { cpu_->kv_store(a); }
+  void paged_attention(const kernels::PagedAttentionArgs& a) override { cpu_->paged_attention(a); }
+  void moe_route(const kernels::RouterArgs& a) override { cpu_->moe_route(a); }
+  void moe_ffn(const kernels::MoeFfnArgs& a) override { cpu_->moe_ffn(a); }
+
+ private:
+  std::unique_ptr<Backend> cpu_;
+  std::vector<void*> blocks_;
+};
+
+std::vector<float> prefill_logits(const Model& m, Backend& be) {
+  const ModelConfig& c = m.config();
+  auto kv = KvCache::create(be, {c.n_layer, c.n_kv_head, c.head_dim, 16, 8, DType::F32});
+  EXPECT_TRUE(kv.ok());
+  ForwardExecutor exec(m, be, **kv);
+  const std::vector<int32_t> prompt = {1, 40, 41, 42, 43};
+  const int32_t seq = (*kv)->add_sequence();
+  EXPECT_TRUE((*kv)->reserve(seq, 5).ok());
+  std::vector<int32_t> pos = {0, 1, 2, 3, 4}, seqs(5, seq), rows = {0, 1, 2, 3, 4};
+  auto r = exec.run({prompt, pos, seqs, rows});
+  EXPECT_TRUE(r.ok()) << r.status().to_string();
+  return r.ok() ? *r : std::vector<float>{};
+}
+
+TEST(WeightStream, StreamedLoadMatchesMappedLoad) {
+  for (const char* type : {"F32", "Q4_K_M"}) {
+    TestModelOptions o;
+    o.family = Family::kQwen2Moe;  // shared expert, biases: every kind of tensor
+    o.type = type;
+    o.n_embd = 256;
+    o.n_ff_exp = o.n_ff_shexp = o.n_ff = 256;
+    o.tied_embeddings = false;
+    const std::string path = (std::filesystem::temp_directory_path() /
+                              ("arc_stream_" + std::to_string(getpid()) + "_" + type + ".gguf"))
+                                 .string();
+    ASSERT_TRUE(write_test_model(o, path).ok());
+
+    auto cpu = make_cpu_backend(1);
+    auto mapped = Model::load(path, *cpu);
+    ASSERT_TRUE(mapped.ok()) << mapped.status().to_string();
+
+    StreamingCpuBackend sbe;
+    uint64_t done = 0, total = 0;
+    ModelLoadOptions lo;
+    lo.progress = [&](uint64_t d, uint64_t t) {
+      EXPECT_GE(d, done);
+      done = d;
+      total = t;
+    };
+    auto streamed = Model::load(path, sbe, lo);
+    std::filesystem::remove(path);
+    ASSERT_TRUE(streamed.ok()) << streamed.status().to_string();
+    EXPECT_EQ(sbe.ranges, 1);  // one file: one range
+    EXPECT_EQ(done, total);
+    EXPECT_GE(total, (*streamed)->weight_bytes());
+    EXPECT_EQ((*streamed)->weight_bytes(), (*mapped)->weight_bytes());
+
+    const std::vector<float> want = prefill_logits(**mapped, *cpu);
+    const std::vector<float> got = prefill_logits(**streamed, sbe);
+    ASSERT_EQ(got.size(), want.size());
+    EXPECT_EQ(got, want) << type << ": same bytes, same kernels, so identical logits";
+  }
+}
+
+}  // namespace
+}  // namespace arc::testing
