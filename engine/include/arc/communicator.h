@@ -7,8 +7,10 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <span>
+#include <string>
 
 #include "arc/status.h"
 
@@ -39,6 +41,15 @@ class Communicator {
     return broadcast(data, bytes, root);
   }
   virtual Status barrier() = 0;
+
+  // Faults: called once, from a watchdog thread, when a collective outlived its deadline (a
+  // peer rank died or hangs), with a message for the user. After a fault every collective fails
+  // at once with that message. Without a handler the job is aborted at once; with one the
+  // handler runs first and the job is aborted `grace` later (a server answers 503 with the
+  // reason meanwhile), so no process stays blocked forever. One rank: never called.
+  using FaultHandler = std::function<void(const std::string& reason)>;
+  virtual void set_fault_handler(FaultHandler handler, std::chrono::milliseconds grace) {}
+
   const CommStats& stats() const { return stats_; }
   void reset_stats() { stats_ = {}; }
 
@@ -74,10 +85,11 @@ class MpiSession {
 };
 
 // MPI_COMM_WORLD (duplicated, errors returned instead of fatal). Deadline: a watchdog thread
-// aborts the whole job (MPI_Abort, with a message naming the collective) when one collective
-// has not completed after `deadline`: a dead or hung peer then ends every process instead of
-// leaving them blocked forever. MPI gives no way to cancel a blocking collective, so aborting
-// is the bounded outcome that exists.
+// reports a fault (set_fault_handler) and aborts the whole job (MPI_Abort, with a message naming
+// the collective) when one collective has not completed after `deadline`: a dead or hung peer
+// then ends every process instead of leaving them blocked forever. MPI gives no way to cancel a
+// blocking collective, so aborting is the bounded outcome that exists. broadcast_no_deadline
+// polls a non-blocking broadcast with growing sleeps, so an idle worker does not spin a core.
 class MpiCommunicator final : public Communicator {
  public:
   static Result<std::unique_ptr<MpiCommunicator>> create(
@@ -90,6 +102,7 @@ class MpiCommunicator final : public Communicator {
   Status broadcast(void* data, int64_t bytes, int root) override;
   Status broadcast_no_deadline(void* data, int64_t bytes, int root) override;
   Status barrier() override;
+  void set_fault_handler(FaultHandler handler, std::chrono::milliseconds grace) override;
 
   struct Impl;
 
