@@ -302,6 +302,36 @@ TEST_F(TpServe, TwoRanksAnswerLikeOneThenSwitchModels) {
   EXPECT_EQ(one.cached[1], two.cached[1]);
 }
 
+TEST_F(TpServe, ModelThatCannotSplitIsRefusedAndTheRanksStayInStep) {
+  const std::string odd = (fs::temp_directory_path() / "arc_tp_serve_odd.gguf").string();
+  ASSERT_EQ(run_command({kBin, "--log-level", "warn", "make-test-model", "--family", "qwen3",
+                         "--out", odd, "--layers", "1", "--heads", "3", "--kv-heads", "1"}),
+            0);
+  Job j;
+  ASSERT_TRUE(j.start(mpirun(2, serve_args({"--tp", "2", "--tp-timeout", "20"}))));
+  const int port = j.wait_port(30);
+  ASSERT_GT(port, 0) << j.stderr_text();
+  ASSERT_TRUE(wait_state(port, "ready", 30)) << j.stderr_text();
+  httplib::Client c("127.0.0.1", port);
+  c.set_read_timeout(60, 0);
+  auto l = c.Post("/engine/load", json({{"model", odd}}).dump(), "application/json");
+  ASSERT_TRUE(l && l->status == 202);
+  ASSERT_TRUE(wait_state(port, "error", 20));
+  const json st = json::parse(c.Get("/engine/status")->body);
+  const std::string why = st.value("error", "");
+  EXPECT_NE(why.find("3 attention heads do not divide evenly over 2 ranks"), std::string::npos)
+      << why;
+  EXPECT_NE(why.find("Rank counts that split evenly: 1"), std::string::npos) << why;
+  // The workers were never told: the next model loads and answers.
+  l = c.Post("/engine/load", json({{"model", model_a()}}).dump(), "application/json");
+  ASSERT_TRUE(l && l->status == 202);
+  ASSERT_TRUE(wait_state(port, "ready", 30)) << j.stderr_text();
+  auto r = c.Post("/v1/chat/completions", chat_body("hello", 4).dump(), "application/json");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 200) << r->body;
+  fs::remove(odd);
+}
+
 TEST_F(TpServe, HungWorkerGives503WithTheReasonThenTheJobEnds) {
   Job j;
   ASSERT_TRUE(j.start(mpirun(2, serve_args({"--tp", "2", "--tp-timeout", "2", "--tp-test-fault",
