@@ -122,7 +122,15 @@ int serve(ServeOpts o) {
   }
   int sig = 0;
   sigwait(&signals, &sig);
-  log->info("signal {}: shutting down", sig);
+  if (o.tp > 1) {
+    // mpirun ends every rank with SIGTERM when one of them exits: say so on rank 0's log.
+    log->warn(
+        "signal {}: shutting down (under mpirun this also happens when another rank "
+        "exited: see mpirun's message and that rank's log)",
+        sig);
+  } else {
+    log->info("signal {}: shutting down", sig);
+  }
   server.stop();
   (void)service.unload();
   return 0;
