@@ -29,9 +29,10 @@ struct ServeOpts {
   ServerOptions server;
   EngineOptions engine;
   std::string kv_type = "f16";
-  int tp = 1;              // tensor-parallel ranks (mpirun -np N)
-  double tp_timeout = 60;  // seconds one collective may take before a rank counts as failed
-  std::string test_fault;  // tests only: "exit" or "hang" on rank 1 before test_fault_step
+  int tp = 1;                     // tensor-parallel ranks (mpirun -np N)
+  double tp_timeout = 60;         // seconds one collective may take before a rank counts as failed
+  double tp_load_timeout = 1800;  // seconds every rank may take to load its shard
+  std::string test_fault;         // tests only: "exit" or "hang" on rank 1 before test_fault_step
   int64_t test_fault_step = 0;
 };
 
@@ -45,7 +46,10 @@ int serve_worker(const ServeOpts& o, Communicator& comm) {
   pthread_sigmask(SIG_UNBLOCK, &signals, nullptr);
   TpWorkerOptions wo;
   wo.threads = o.engine.threads;
-  if (!o.test_fault.empty() && comm.rank() == 1) wo.fault_before_step = o.test_fault_step;
+  if (!o.test_fault.empty() && comm.rank() == 1) {
+    wo.fault_before_step = o.test_fault_step;
+    wo.fault_on_load = o.test_fault_step == 0;
+  }
   Status s = tp_serve_worker(comm, wo);
   if (s.code() == StatusCode::kCancelled) {
     // An injected fault: behave like a crashed or wedged rank.
@@ -92,6 +96,7 @@ int serve(ServeOpts o) {
   if (o.tp > 1) {
     o.engine.tp_comm = &(*tp)->comm();
     o.engine.tp_abort_grace_s = o.tp_timeout;
+    o.engine.tp_load_timeout_s = o.tp_load_timeout;
   }
 
   o.engine.version = ARC_VERSION;
@@ -176,7 +181,11 @@ void add_serve_command(CLI::App& app, CliContext& ctx) {
                   "as long again, and the job ends)")
       ->capture_default_str()
       ->check(CLI::Range(0.5, 3600.0));
-  // Fault-handling tests only (hidden): rank 1 exits or hangs before the given step.
+  cmd->add_option("--tp-load-timeout", o->tp_load_timeout,
+                  "seconds every rank may take to load its shard of a model")
+      ->capture_default_str()
+      ->check(CLI::Range(0.5, 86400.0));
+  // Fault-handling tests only (hidden): rank 1 exits or hangs before the given step (0: at load).
   cmd->add_option("--tp-test-fault", o->test_fault)
       ->check(CLI::IsMember({"exit", "hang"}))
       ->group("");

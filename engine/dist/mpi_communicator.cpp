@@ -56,6 +56,7 @@ struct MpiCommunicator::Impl {
   bool stop = false;
   const char* in_flight = nullptr;  // the collective now running, null when none
   std::chrono::steady_clock::time_point started;
+  std::chrono::milliseconds limit{60000};  // of the collective in flight
   std::thread watchdog;
 
   // Faults (guarded by mu).
@@ -75,11 +76,11 @@ struct MpiCommunicator::Impl {
         MPI_Abort(comm, 3);
         continue;
       }
-      if (in_flight == nullptr || now - started <= deadline) continue;
+      if (in_flight == nullptr || now - started <= limit) continue;
       int rank = 0;
       MPI_Comm_rank(comm, &rank);
       fault = "rank " + std::to_string(rank) + ": " + in_flight + " did not complete within " +
-              fmt_seconds(deadline) +
+              fmt_seconds(limit) +
               ": another rank died or hangs (check every rank's log, the hostfile and the "
               "network between the boxes)";
       logger("dist")->error("{}", fault);
@@ -110,6 +111,7 @@ struct MpiCommunicator::Impl {
       if (!fault.empty()) return unavailable(fault);
       in_flight = what;
       started = std::chrono::steady_clock::now();
+      limit = deadline;
     }
     int rc = f();
     {
@@ -218,6 +220,40 @@ Status MpiCommunicator::broadcast_no_deadline(void* data, int64_t bytes, int roo
     std::this_thread::sleep_for(nap);
     nap = std::min(nap * 2, std::chrono::microseconds(5000));
   }
+}
+
+Status MpiCommunicator::broadcast_within(void* data, int64_t bytes, int root,
+                                         std::chrono::milliseconds timeout) {
+  if (bytes > INT32_MAX) return invalid_argument("broadcast: more than 2 GiB");
+  Impl& m = *impl_;
+  {
+    std::lock_guard<std::mutex> lock(m.mu);
+    if (!m.fault.empty()) return unavailable(m.fault);
+    m.in_flight = "MPI_Bcast (every rank's load outcome)";
+    m.started = std::chrono::steady_clock::now();
+    m.limit = timeout;  // the watchdog declares the fault, as for any collective
+  }
+  MPI_Request req = MPI_REQUEST_NULL;
+  int rc = MPI_Ibcast(data, static_cast<int>(bytes), MPI_BYTE, root, m.comm, &req);
+  auto nap = std::chrono::microseconds(50);
+  while (rc == MPI_SUCCESS) {
+    int done = 0;
+    rc = MPI_Test(&req, &done, MPI_STATUS_IGNORE);
+    if (rc != MPI_SUCCESS || done) break;
+    {
+      // Past the timeout: the request stays pending (MPI cannot cancel it); the job ends.
+      std::lock_guard<std::mutex> lock(m.mu);
+      if (!m.fault.empty()) return unavailable(m.fault);
+    }
+    std::this_thread::sleep_for(nap);
+    nap = std::min(nap * 2, std::chrono::microseconds(20000));
+  }
+  {
+    std::lock_guard<std::mutex> lock(m.mu);
+    m.in_flight = nullptr;
+  }
+  if (rc != MPI_SUCCESS) return unavailable("MPI_Ibcast failed: " + mpi_error(rc));
+  return ok_status();
 }
 
 void MpiCommunicator::set_fault_handler(FaultHandler handler, std::chrono::milliseconds grace) {

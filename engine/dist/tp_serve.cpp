@@ -32,9 +32,9 @@ struct ControlHeader {
 constexpr int64_t kStatusBytes = 1024;  // one rank's load outcome: "" or the error text
 
 // Every rank broadcasts its outcome in turn; returns the combined status (OK when all are).
-// Without a deadline: the others may still be reading their shard (minutes on big models); a
-// rank that dies meanwhile ends the job through mpirun.
-Status exchange_outcomes(Communicator& comm, const Status& own) {
+// Not under the collective deadline: the others may still be reading their shard (minutes on
+// big models). Rank 0 waits up to `timeout`; workers wait for rank 0 without a limit.
+Status exchange_outcomes(Communicator& comm, const Status& own, std::chrono::milliseconds timeout) {
   std::string failed;
   for (int r = 0; r < comm.size(); ++r) {
     std::vector<char> buf(kStatusBytes, '\0');
@@ -43,7 +43,9 @@ Status exchange_outcomes(Communicator& comm, const Status& own) {
       if (m.empty()) m = "failed";
       std::memcpy(buf.data(), m.data(), m.size());
     }
-    ARC_RETURN_IF_ERROR(comm.broadcast_no_deadline(buf.data(), kStatusBytes, r));
+    ARC_RETURN_IF_ERROR(comm.rank() == 0
+                            ? comm.broadcast_within(buf.data(), kStatusBytes, r, timeout)
+                            : comm.broadcast_no_deadline(buf.data(), kStatusBytes, r));
     if (buf[0] != '\0') {
       failed += (failed.empty() ? "" : "; ") + std::string("rank ") + std::to_string(r) + ": " +
                 std::string(buf.data());
@@ -96,7 +98,7 @@ Status TpServeGroup::begin_load(const TpModelSpec& spec) {
 }
 
 Status TpServeGroup::finish_load(const Status& own) {
-  return exchange_outcomes(comm_, own);
+  return exchange_outcomes(comm_, own, load_timeout_);
 }
 
 Status TpServeGroup::shutdown() {
@@ -125,11 +127,14 @@ Status tp_serve_worker(Communicator& comm, const TpWorkerOptions& options) {
     spec.n_blocks = j.value("n_blocks", int64_t{0});
     spec.block_size = j.value("block_size", int64_t{16});
     spec.kv_type = static_cast<DType>(j.value("kv_type", static_cast<int>(DType::F16)));
+    if (options.fault_on_load) {
+      return cancelled("rank " + std::to_string(comm.rank()) + ": test fault injected at load");
+    }
     log->info("rank {}: loading {}", comm.rank(), spec.path);
     auto w = load_worker_model(comm, spec, options.threads);
     const Status own = w.ok() ? ok_status() : w.status();
     if (!own.ok()) log->error("rank {}: cannot load {}: {}", comm.rank(), spec.path, own.message());
-    if (Status all = exchange_outcomes(comm, own); !all.ok()) {
+    if (Status all = exchange_outcomes(comm, own, std::chrono::milliseconds(0)); !all.ok()) {
       // Some rank failed: everyone drops the model and waits for the next one. A broken
       // collective, though, ends the worker.
       if (all.code() != StatusCode::kFailedPrecondition) return all;

@@ -88,7 +88,9 @@ EngineService::EngineService(EngineOptions options) : impl_(std::make_unique<Imp
   m.metrics.add_gauge("arclight_memory_available_bytes",
                       "Memory the OS reports available, per rank");
   if (m.opt.tp_comm != nullptr && m.opt.tp_comm->size() > 1) {
-    m.tp = std::make_unique<TpServeGroup>(*m.opt.tp_comm);
+    m.tp = std::make_unique<TpServeGroup>(
+        *m.opt.tp_comm,
+        std::chrono::milliseconds(static_cast<int64_t>(m.opt.tp_load_timeout_s * 1000)));
     // A rank that stops answering: requests fail with the reason, new ones get 503, and the
     // job is aborted after the grace period (the communicator does that).
     m.opt.tp_comm->set_fault_handler(

@@ -364,6 +364,26 @@ TEST_F(TpServe, HungWorkerGives503WithTheReasonThenTheJobEnds) {
   EXPECT_NE(j.stderr_text().find("did not complete within"), std::string::npos) << j.stderr_text();
 }
 
+TEST_F(TpServe, WorkerHungWhileLoadingIsAnErrorAfterTheLoadTimeout) {
+  Job j;
+  ASSERT_TRUE(
+      j.start(mpirun(2, serve_args({"--tp", "2", "--tp-timeout", "2", "--tp-load-timeout", "3",
+                                    "--tp-test-fault", "hang", "--tp-test-fault-step", "0"}))));
+  const int port = j.wait_port(30);
+  ASSERT_GT(port, 0) << j.stderr_text();
+  const auto t0 = Clock::now();
+  ASSERT_TRUE(wait_state(port, "error", 15)) << j.stderr_text();
+  EXPECT_LT(since(t0), 10.0);
+  httplib::Client c("127.0.0.1", port);
+  if (auto st = c.Get("/engine/status")) {
+    const std::string why = json::parse(st->body).value("error", "");
+    EXPECT_NE(why.find("load outcome) did not complete within 3.0 s"), std::string::npos) << why;
+  }
+  auto rc = j.wait_exit(20);
+  ASSERT_TRUE(rc.has_value()) << "the job still runs after the grace period";
+  EXPECT_NE(*rc, 0);
+}
+
 TEST_F(TpServe, WorkerThatExitsEndsTheJobWithAMessage) {
   Job j;
   ASSERT_TRUE(j.start(mpirun(2, serve_args({"--tp", "2", "--tp-timeout", "2", "--tp-test-fault",

@@ -40,6 +40,13 @@ class Communicator {
   virtual Status broadcast_no_deadline(void* data, int64_t bytes, int root) {
     return broadcast(data, bytes, root);
   }
+  // A broadcast that may wait up to `timeout`, longer than the collective deadline (ranks
+  // loading their shards of a large model); past it the communicator is faulty, as after a
+  // missed deadline.
+  virtual Status broadcast_within(void* data, int64_t bytes, int root,
+                                  std::chrono::milliseconds timeout) {
+    return broadcast_no_deadline(data, bytes, root);
+  }
   virtual Status barrier() = 0;
 
   // Faults: called once, from a watchdog thread, when a collective outlived its deadline (a
@@ -101,6 +108,8 @@ class MpiCommunicator final : public Communicator {
   Status all_gather(const float* send, std::span<const int64_t> counts, float* recv) override;
   Status broadcast(void* data, int64_t bytes, int root) override;
   Status broadcast_no_deadline(void* data, int64_t bytes, int root) override;
+  Status broadcast_within(void* data, int64_t bytes, int root,
+                          std::chrono::milliseconds timeout) override;
   Status barrier() override;
   void set_fault_handler(FaultHandler handler, std::chrono::milliseconds grace) override;
 

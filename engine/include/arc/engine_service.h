@@ -31,6 +31,8 @@ struct EngineOptions {
   // After a rank fault (a collective past its deadline) the engine answers 503 with the reason
   // for this long, then the whole job is aborted so that no process stays blocked.
   double tp_abort_grace_s = 30.0;
+  // How long rank 0 waits for every rank to load its shard (then the same fault).
+  double tp_load_timeout_s = 1800.0;
 };
 
 class EngineService final : public InferenceService {

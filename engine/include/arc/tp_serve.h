@@ -9,6 +9,7 @@
 // each failed rank's reason.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <mutex>
 #include <string>
@@ -30,23 +31,29 @@ struct TpModelSpec {
 // while no TpDriver is active (after its stop()).
 class TpServeGroup {
  public:
-  explicit TpServeGroup(Communicator& comm) : comm_(comm) {}
+  // `load_timeout`: how long finish_load waits for every rank's outcome (reading a shard of a
+  // large model takes minutes); past it the communicator reports a fault.
+  explicit TpServeGroup(Communicator& comm,
+                        std::chrono::milliseconds load_timeout = std::chrono::minutes(30))
+      : comm_(comm), load_timeout_(load_timeout) {}
   Communicator& comm() { return comm_; }
   Status begin_load(const TpModelSpec& spec);
-  // `own`: rank 0's outcome. Waits for every worker's (loading may take minutes on big models,
-  // so without a deadline; a rank that dies meanwhile ends the job through mpirun).
+  // `own`: rank 0's outcome. Waits up to the load timeout for every worker's (a rank that dies
+  // meanwhile ends the job through mpirun; one that hangs is a fault at the timeout).
   Status finish_load(const Status& own);
   // Ends the workers' loops (the engine is shutting down). Idempotent.
   Status shutdown();
 
  private:
   Communicator& comm_;
+  std::chrono::milliseconds load_timeout_;
   bool shut_down_ = false;
 };
 
 struct TpWorkerOptions {
   int threads = 0;                // CPU threads of this rank's backend (0: all)
   int64_t fault_before_step = 0;  // tests only: TpDriver::set_fault_before_step
+  bool fault_on_load = false;     // tests only: return kCancelled instead of loading
 };
 
 // Ranks > 0 of `serve --tp N`: returns OK when rank 0 shuts the group down; an error when a
