@@ -1,7 +1,7 @@
 // Collectives between tensor-parallel ranks. One interface, three implementations: local (one
 // rank, no-ops), MPI (CPU tensors through MPI_Allreduce, control through MPI_Bcast) and NCCL
-// (GPU tensors; not written yet: it would implement the same calls on device pointers, with the
-// ncclUniqueId broadcast through the MPI communicator).
+// (GPU tensors, arc/nccl_communicator.h: the same calls on device pointers, the ncclUniqueId
+// broadcast through the MPI communicator).
 #pragma once
 
 #include <atomic>
