@@ -29,6 +29,7 @@ struct BenchOpts {
   int bandwidth_mib = 1024;  // buffer of the bandwidth measurement: far beyond the caches
   int tp = 1;                // tensor-parallel ranks (mpirun -np N)
   BackendOptions backend;
+  double tp_timeout = 60;  // seconds one collective may take before the job is aborted
 };
 
 struct Stats {
@@ -72,7 +73,9 @@ int run_bench(const BenchOpts& o) {
     std::fprintf(stderr, "error: %s\n", model.status().to_string().c_str());
     return 1;
   }
-  auto tp_rt = TpRuntime::start(o.tp, **model, *backend);
+  auto tp_rt =
+      TpRuntime::start(o.tp, **model, *backend,
+                       std::chrono::milliseconds(static_cast<int64_t>(o.tp_timeout * 1000)));
   if (!tp_rt.ok()) {
     std::fprintf(stderr, "error: %s\n", tp_rt.status().to_string().c_str());
     return 1;
@@ -255,6 +258,10 @@ void add_bench_command(CLI::App& app, CliContext& ctx) {
   cmd->add_option("--tp", o->tp, "tensor-parallel ranks (run under mpirun -np N)")
       ->capture_default_str()
       ->check(CLI::Range(1, 64));
+  cmd->add_option("--tp-timeout", o->tp_timeout,
+                  "seconds a collective may take before the job is aborted (a rank died or hangs)")
+      ->capture_default_str()
+      ->check(CLI::Range(0.5, 3600.0));
   cmd->add_option("--bandwidth-mib", o->bandwidth_mib,
                   "buffer for the memory-bandwidth measurement")
       ->capture_default_str()

@@ -1,6 +1,10 @@
 // arclight-engine run: generate text from a prompt, streaming it as it is produced.
+#include <unistd.h>
+
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <iostream>
 #include <iterator>
 #include <nlohmann/json.hpp>
@@ -36,7 +40,10 @@ struct RunOpts {
   bool json = false;
   int logprobs = 0;
   int threads = 0;
-  int tp = 1;  // tensor-parallel ranks (mpirun -np N)
+  int tp = 1;              // tensor-parallel ranks (mpirun -np N)
+  double tp_timeout = 60;  // seconds one collective may take before the job is aborted
+  std::string test_fault;  // tests only: "exit" or "hang" on rank 1 before test_fault_step
+  int64_t test_fault_step = 0;
   BackendOptions backend;
 };
 
@@ -70,7 +77,8 @@ int run(RunOpts o) {
   auto model = Model::load(o.model, *backend);
   if (!model.ok()) return fail(model.status());
   // With --tp N the model becomes this rank's shard (config included) before the KV cache.
-  auto tp = TpRuntime::start(o.tp, **model, *backend);
+  auto tp = TpRuntime::start(o.tp, **model, *backend,
+                             std::chrono::milliseconds(static_cast<int64_t>(o.tp_timeout * 1000)));
   if (!tp.ok()) return fail(tp.status());
   const ModelConfig& c = (*model)->config();
 
@@ -135,7 +143,13 @@ int run(RunOpts o) {
   exec.set_tensor_parallel((*tp)->tp_comm(), (*tp)->plan().vocab_begin);
   TpDriver drv((*tp)->comm(), exec, **kv);
   if ((*tp)->rank() != 0) {  // workers replay rank 0's steps
+    if (!o.test_fault.empty() && (*tp)->rank() == 1) drv.set_fault_before_step(o.test_fault_step);
     Status s = drv.worker_loop();
+    if (s.code() == StatusCode::kCancelled) {  // an injected fault: a crashed or wedged rank
+      std::fprintf(stderr, "rank 1: %s (%s)\n", s.message().c_str(), o.test_fault.c_str());
+      if (o.test_fault == "exit") std::_Exit(3);
+      for (;;) pause();
+    }
     return s.ok() ? 0 : fail(s);
   }
   struct StopWorkers {  // every return below releases the workers
@@ -232,6 +246,14 @@ void add_run_command(CLI::App& app, CliContext& ctx) {
   cmd->add_option("--tp", o->tp, "tensor-parallel ranks (run under mpirun -np N)")
       ->capture_default_str()
       ->check(CLI::Range(1, 64));
+  cmd->add_option("--tp-timeout", o->tp_timeout,
+                  "seconds a collective may take before the job is aborted (a rank died or hangs)")
+      ->capture_default_str()
+      ->check(CLI::Range(0.5, 3600.0));
+  cmd->add_option("--tp-test-fault", o->test_fault)
+      ->check(CLI::IsMember({"exit", "hang"}))
+      ->group("");
+  cmd->add_option("--tp-test-fault-step", o->test_fault_step)->group("");
   cmd->callback([o, p, chat, ids, &ctx] {
     if (p->count() == 0 && ids->count() == 0 && chat->count() == 0) {
       std::fprintf(stderr, "error: give --prompt TEXT, --prompt-ids, or --chat\n");

@@ -1,6 +1,10 @@
 // arclight-engine serve: the HTTP server of rank 0 with the engine behind it.
 #include <pthread.h>
 #include <signal.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
 
 #include <cstdio>
 #include <memory>
@@ -13,6 +17,8 @@
 #include "arc/engine_service.h"
 #include "arc/log.h"
 #include "arc/server.h"
+#include "arc/tp_runtime.h"
+#include "arc/tp_serve.h"
 #include "commands.h"
 
 namespace arc::cli {
@@ -23,7 +29,40 @@ struct ServeOpts {
   ServerOptions server;
   EngineOptions engine;
   std::string kv_type = "f16";
+  int tp = 1;                     // tensor-parallel ranks (mpirun -np N)
+  double tp_timeout = 60;         // seconds one collective may take before a rank counts as failed
+  double tp_load_timeout = 1800;  // seconds every rank may take to load its shard
+  std::string test_fault;         // tests only: "exit" or "hang" on rank 1 before test_fault_step
+  int64_t test_fault_step = 0;
 };
+
+// Ranks > 0: replay rank 0's models and steps until it shuts down.
+int serve_worker(const ServeOpts& o, Communicator& comm) {
+  // mpirun ends a job with SIGTERM: let it end workers (only rank 0 has a shutdown to run).
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGINT);
+  sigaddset(&signals, SIGTERM);
+  pthread_sigmask(SIG_UNBLOCK, &signals, nullptr);
+  TpWorkerOptions wo;
+  wo.threads = o.engine.threads;
+  if (!o.test_fault.empty() && comm.rank() == 1) {
+    wo.fault_before_step = o.test_fault_step;
+    wo.fault_on_load = o.test_fault_step == 0;
+  }
+  Status s = tp_serve_worker(comm, wo);
+  if (s.code() == StatusCode::kCancelled) {
+    // An injected fault: behave like a crashed or wedged rank.
+    logger("dist")->error("{} ({})", s.message(), o.test_fault);
+    if (o.test_fault == "exit") std::_Exit(3);
+    for (;;) pause();
+  }
+  if (!s.ok()) {
+    std::fprintf(stderr, "error: rank %d: %s\n", comm.rank(), s.message().c_str());
+    return 1;
+  }
+  return 0;
+}
 
 int serve(ServeOpts o) {
   auto log = logger("serve");
@@ -45,6 +84,20 @@ int serve(ServeOpts o) {
   sigaddset(&signals, SIGINT);
   sigaddset(&signals, SIGTERM);
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+
+  // Tensor parallelism: join the MPI job first; ranks > 0 never start a server.
+  auto tp =
+      TpRuntime::join(o.tp, std::chrono::milliseconds(static_cast<int64_t>(o.tp_timeout * 1000)));
+  if (!tp.ok()) {
+    std::fprintf(stderr, "error: %s\n", tp.status().message().c_str());
+    return 2;
+  }
+  if ((*tp)->rank() != 0) return serve_worker(o, (*tp)->comm());
+  if (o.tp > 1) {
+    o.engine.tp_comm = &(*tp)->comm();
+    o.engine.tp_abort_grace_s = o.tp_timeout;
+    o.engine.tp_load_timeout_s = o.tp_load_timeout;
+  }
 
   o.engine.version = ARC_VERSION;
   {
@@ -74,7 +127,15 @@ int serve(ServeOpts o) {
   }
   int sig = 0;
   sigwait(&signals, &sig);
-  log->info("signal {}: shutting down", sig);
+  if (o.tp > 1) {
+    // mpirun ends every rank with SIGTERM when one of them exits: say so on rank 0's log.
+    log->warn(
+        "signal {}: shutting down (under mpirun this also happens when another rank "
+        "exited: see mpirun's message and that rank's log)",
+        sig);
+  } else {
+    log->info("signal {}: shutting down", sig);
+  }
   server.stop();
   (void)service.unload();
   return 0;
@@ -118,6 +179,23 @@ void add_serve_command(CLI::App& app, CliContext& ctx) {
       ->check(CLI::Range(0.0, 1024.0));
   cmd->add_option("--max-body-bytes", o->server.max_body_bytes, "largest request body")
       ->capture_default_str();
+  cmd->add_option("--tp", o->tp, "tensor-parallel ranks (run under mpirun -np N)")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 64));
+  cmd->add_option("--tp-timeout", o->tp_timeout,
+                  "seconds a collective may take before a rank counts as failed (then 503 for "
+                  "as long again, and the job ends)")
+      ->capture_default_str()
+      ->check(CLI::Range(0.5, 3600.0));
+  cmd->add_option("--tp-load-timeout", o->tp_load_timeout,
+                  "seconds every rank may take to load its shard of a model")
+      ->capture_default_str()
+      ->check(CLI::Range(0.5, 86400.0));
+  // Fault-handling tests only (hidden): rank 1 exits or hangs before the given step (0: at load).
+  cmd->add_option("--tp-test-fault", o->test_fault)
+      ->check(CLI::IsMember({"exit", "hang"}))
+      ->group("");
+  cmd->add_option("--tp-test-fault-step", o->test_fault_step)->group("");
   cmd->callback([o, &ctx] { ctx.exit_code = serve(*o); });
 }
 

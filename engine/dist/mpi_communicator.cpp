@@ -5,7 +5,9 @@
 #define MPICH_SKIP_MPICXX 1
 #include <mpi.h>
 
+#include <algorithm>
 #include <condition_variable>
+#include <cstdio>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -54,24 +56,51 @@ struct MpiCommunicator::Impl {
   bool stop = false;
   const char* in_flight = nullptr;  // the collective now running, null when none
   std::chrono::steady_clock::time_point started;
+  std::chrono::milliseconds limit{60000};  // of the collective in flight
   std::thread watchdog;
+
+  // Faults (guarded by mu).
+  FaultHandler on_fault;
+  std::chrono::milliseconds grace{0};
+  std::string fault;  // non-empty once a collective missed its deadline
+  std::chrono::steady_clock::time_point abort_at;
 
   void watch() {
     std::unique_lock<std::mutex> lock(mu);
     while (!stop) {
       cv.wait_for(lock, std::chrono::milliseconds(100));
-      if (in_flight == nullptr) continue;
-      auto waited = std::chrono::steady_clock::now() - started;
-      if (waited > deadline) {
-        int rank = 0;
-        MPI_Comm_rank(comm, &rank);
-        logger("dist")->error(
-            "rank {}: {} did not complete within {} s; a peer rank died or hangs. Aborting the "
-            "job (check every rank's log, the hostfile and the network between the boxes)",
-            rank, in_flight, deadline.count() / 1000.0);
+      const auto now = std::chrono::steady_clock::now();
+      if (!fault.empty()) {
+        if (now < abort_at) continue;
+        logger("dist")->error("{}; aborting the job now", fault);
         MPI_Abort(comm, 3);
+        continue;
       }
+      if (in_flight == nullptr || now - started <= limit) continue;
+      int rank = 0;
+      MPI_Comm_rank(comm, &rank);
+      fault = "rank " + std::to_string(rank) + ": " + in_flight + " did not complete within " +
+              fmt_seconds(limit) +
+              ": another rank died or hangs (check every rank's log, the hostfile and the "
+              "network between the boxes)";
+      logger("dist")->error("{}", fault);
+      if (!on_fault) {
+        MPI_Abort(comm, 3);
+        continue;
+      }
+      abort_at = now + grace;
+      FaultHandler h = on_fault;
+      const std::string why = fault;
+      lock.unlock();
+      h(why);
+      lock.lock();
     }
+  }
+
+  static std::string fmt_seconds(std::chrono::milliseconds d) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.1f s", static_cast<double>(d.count()) / 1000.0);
+    return buf;
   }
 
   // Runs one collective under the watchdog.
@@ -79,8 +108,10 @@ struct MpiCommunicator::Impl {
   Status guarded(const char* what, F&& f) {
     {
       std::lock_guard<std::mutex> lock(mu);
+      if (!fault.empty()) return unavailable(fault);
       in_flight = what;
       started = std::chrono::steady_clock::now();
+      limit = deadline;
     }
     int rc = f();
     {
@@ -159,16 +190,76 @@ Status MpiCommunicator::all_gather(const float* send, std::span<const int64_t> c
 
 Status MpiCommunicator::broadcast(void* data, int64_t bytes, int root) {
   if (bytes > INT32_MAX) return invalid_argument("broadcast: more than 2 GiB");
+  // Non-blocking underneath, like broadcast_no_deadline: MPI never matches a blocking
+  // collective with a non-blocking one, and a message may be sent by one and received by the
+  // other (rank 0's steps, a waiting worker).
   return impl_->guarded("MPI_Bcast", [&] {
-    return MPI_Bcast(data, static_cast<int>(bytes), MPI_BYTE, root, impl_->comm);
+    MPI_Request req = MPI_REQUEST_NULL;
+    int rc = MPI_Ibcast(data, static_cast<int>(bytes), MPI_BYTE, root, impl_->comm, &req);
+    if (rc != MPI_SUCCESS) return rc;
+    return MPI_Wait(&req, MPI_STATUS_IGNORE);
   });
 }
 
 Status MpiCommunicator::broadcast_no_deadline(void* data, int64_t bytes, int root) {
   if (bytes > INT32_MAX) return invalid_argument("broadcast: more than 2 GiB");
-  int rc = MPI_Bcast(data, static_cast<int>(bytes), MPI_BYTE, root, impl_->comm);
-  if (rc != MPI_SUCCESS) return unavailable("MPI_Bcast failed: " + mpi_error(rc));
+  MPI_Request req = MPI_REQUEST_NULL;
+  int rc = MPI_Ibcast(data, static_cast<int>(bytes), MPI_BYTE, root, impl_->comm, &req);
+  if (rc != MPI_SUCCESS) return unavailable("MPI_Ibcast failed: " + mpi_error(rc));
+  // Open MPI's blocking calls busy-poll: a worker waiting hours for the next request would keep
+  // a core at 100%. Poll instead: freely for the first millisecond (steps follow each other
+  // closely while decoding), then with sleeps growing to 5 ms.
+  const auto t0 = std::chrono::steady_clock::now();
+  auto nap = std::chrono::microseconds(50);
+  for (;;) {
+    int done = 0;
+    rc = MPI_Test(&req, &done, MPI_STATUS_IGNORE);
+    if (rc != MPI_SUCCESS) return unavailable("MPI_Ibcast failed: " + mpi_error(rc));
+    if (done) return ok_status();
+    if (std::chrono::steady_clock::now() - t0 < std::chrono::milliseconds(1)) continue;
+    std::this_thread::sleep_for(nap);
+    nap = std::min(nap * 2, std::chrono::microseconds(5000));
+  }
+}
+
+Status MpiCommunicator::broadcast_within(void* data, int64_t bytes, int root,
+                                         std::chrono::milliseconds timeout) {
+  if (bytes > INT32_MAX) return invalid_argument("broadcast: more than 2 GiB");
+  Impl& m = *impl_;
+  {
+    std::lock_guard<std::mutex> lock(m.mu);
+    if (!m.fault.empty()) return unavailable(m.fault);
+    m.in_flight = "MPI_Bcast (every rank's load outcome)";
+    m.started = std::chrono::steady_clock::now();
+    m.limit = timeout;  // the watchdog declares the fault, as for any collective
+  }
+  MPI_Request req = MPI_REQUEST_NULL;
+  int rc = MPI_Ibcast(data, static_cast<int>(bytes), MPI_BYTE, root, m.comm, &req);
+  auto nap = std::chrono::microseconds(50);
+  while (rc == MPI_SUCCESS) {
+    int done = 0;
+    rc = MPI_Test(&req, &done, MPI_STATUS_IGNORE);
+    if (rc != MPI_SUCCESS || done) break;
+    {
+      // Past the timeout: the request stays pending (MPI cannot cancel it); the job ends.
+      std::lock_guard<std::mutex> lock(m.mu);
+      if (!m.fault.empty()) return unavailable(m.fault);
+    }
+    std::this_thread::sleep_for(nap);
+    nap = std::min(nap * 2, std::chrono::microseconds(20000));
+  }
+  {
+    std::lock_guard<std::mutex> lock(m.mu);
+    m.in_flight = nullptr;
+  }
+  if (rc != MPI_SUCCESS) return unavailable("MPI_Ibcast failed: " + mpi_error(rc));
   return ok_status();
+}
+
+void MpiCommunicator::set_fault_handler(FaultHandler handler, std::chrono::milliseconds grace) {
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  impl_->on_fault = std::move(handler);
+  impl_->grace = grace;
 }
 
 Status MpiCommunicator::barrier() {

@@ -18,13 +18,12 @@ TpRuntime::~TpRuntime() {
   session_.reset();
 }
 
-Result<std::unique_ptr<TpRuntime>> TpRuntime::start(int n_ranks, Model& model, Backend& backend) {
+Result<std::unique_ptr<TpRuntime>> TpRuntime::join(int n_ranks,
+                                                   std::chrono::milliseconds deadline) {
   std::unique_ptr<TpRuntime> rt(new TpRuntime());
   if (n_ranks < 1) return invalid_argument("--tp must be at least 1");
   if (n_ranks == 1) {
     rt->comm_ = std::make_unique<LocalCommunicator>();
-    ARC_ASSIGN_OR_RETURN(rt->plan_, make_shard_plan(model, 1, 0));
-    rt->rank_bytes_ = model.weight_bytes();
     return rt;
   }
 #ifdef ARC_WITH_MPI
@@ -35,16 +34,26 @@ Result<std::unique_ptr<TpRuntime>> TpRuntime::start(int n_ranks, Model& model, B
                             std::to_string(rt->session_->mpi->world_size()) +
                             " processes: launch with mpirun -np " + std::to_string(n_ranks));
   }
-  ARC_ASSIGN_OR_RETURN(auto comm, MpiCommunicator::create(*rt->session_->mpi));
+  ARC_ASSIGN_OR_RETURN(auto comm, MpiCommunicator::create(*rt->session_->mpi, deadline));
   rt->comm_ = std::move(comm);
-  ARC_ASSIGN_OR_RETURN(rt->plan_, make_shard_plan(model, n_ranks, rt->comm_->rank()));
-  ARC_ASSIGN_OR_RETURN(rt->rank_bytes_, shard_model(model, backend, rt->plan_));
   return rt;
 #else
-  (void)backend;
+  (void)deadline;
   return unimplemented("--tp " + std::to_string(n_ranks) +
                        ": this build has no MPI (configure with -DARC_WITH_MPI=ON)");
 #endif
+}
+
+Result<std::unique_ptr<TpRuntime>> TpRuntime::start(int n_ranks, Model& model, Backend& backend,
+                                                    std::chrono::milliseconds deadline) {
+  ARC_ASSIGN_OR_RETURN(auto rt, join(n_ranks, deadline));
+  ARC_ASSIGN_OR_RETURN(rt->plan_, make_shard_plan(model, n_ranks, rt->rank()));
+  if (n_ranks == 1) {
+    rt->rank_bytes_ = model.weight_bytes();
+    return rt;
+  }
+  ARC_ASSIGN_OR_RETURN(rt->rank_bytes_, shard_model(model, backend, rt->plan_));
+  return rt;
 }
 
 }  // namespace arc

@@ -1,6 +1,7 @@
-// TpDriver: rank 0 broadcasts each KV change and each step's batch; workers replay them.
+// TpDriver: rank 0 broadcasts each step's batch with its block tables; workers replay them.
 #include "arc/tp_session.h"
 
+#include <algorithm>
 #include <string>
 
 #include "arc/log.h"
@@ -8,14 +9,15 @@
 namespace arc {
 namespace {
 
-enum Kind : int32_t { kAddSeq = 1, kReserve = 2, kFree = 3, kStep = 4, kStop = 5 };
+// Kinds 1-3 (KV operations) were retired when the block tables joined the step message.
+enum Kind : int32_t { kStep = 4, kStop = 5 };
 
 // Fixed-size control message; a step's token arrays follow in a second broadcast.
 struct Header {
   int32_t kind = 0;
   int32_t seq = 0;
   int64_t value = 0;   // kReserve: positions; kStep: n_tokens
-  int64_t n_rows = 0;  // kStep: explicit logit rows
+  int64_t n_rows = 0;  // int32 values in the payload that follows (kStep)
 };
 
 }  // namespace
@@ -36,33 +38,83 @@ Status TpDriver::send(int32_t kind, int32_t seq, int64_t value, std::vector<int3
 }
 
 Result<int32_t> TpDriver::add_sequence() {
-  const int32_t seq = kv_.add_sequence();
-  ARC_RETURN_IF_ERROR(send(kAddSeq, seq, 0, nullptr));
-  return seq;
+  return kv_.add_sequence();
 }
 
 Status TpDriver::reserve(int32_t seq, int64_t n_tokens) {
-  ARC_RETURN_IF_ERROR(kv_.reserve(seq, n_tokens));
-  return send(kReserve, seq, n_tokens, nullptr);
+  return kv_.reserve(seq, n_tokens);
 }
 
 Status TpDriver::free_sequence(int32_t seq) {
   kv_.free_sequence(seq);
-  return send(kFree, seq, 0, nullptr);
+  return ok_status();
 }
 
 Result<std::vector<float>> TpDriver::step(const ForwardBatch& batch) {
   if (comm_.size() > 1) {
-    // [tokens | positions | seq_ids | logit_rows]
+    // [tokens | positions | seq_ids | n_logit_rows, logit_rows | n_tables, (seq, n, blocks)...]
+    const size_t t = batch.tokens.size();
+    if (batch.positions.size() != t || batch.seq_ids.size() != t) {
+      return invalid_argument("step: tokens, positions and seq_ids differ in length");
+    }
     std::vector<int32_t> p;
     p.insert(p.end(), batch.tokens.begin(), batch.tokens.end());
     p.insert(p.end(), batch.positions.begin(), batch.positions.end());
     p.insert(p.end(), batch.seq_ids.begin(), batch.seq_ids.end());
+    p.push_back(static_cast<int32_t>(batch.logit_rows.size()));
     p.insert(p.end(), batch.logit_rows.begin(), batch.logit_rows.end());
-    ARC_RETURN_IF_ERROR(send(kStep, 0, static_cast<int64_t>(batch.tokens.size()), &p));
+    std::vector<int32_t> seqs(batch.seq_ids.begin(), batch.seq_ids.end());
+    std::sort(seqs.begin(), seqs.end());
+    seqs.erase(std::unique(seqs.begin(), seqs.end()), seqs.end());
+    p.push_back(static_cast<int32_t>(seqs.size()));
+    for (int32_t s : seqs) {
+      if (s < 0) return invalid_argument("step: negative sequence id");
+      const std::vector<int32_t>& table = kv_.blocks(s);
+      p.push_back(s);
+      p.push_back(static_cast<int32_t>(table.size()));
+      p.insert(p.end(), table.begin(), table.end());
+    }
+    ARC_RETURN_IF_ERROR(send(kStep, 0, static_cast<int64_t>(t), &p));
   }
   return fwd_.run(batch);
 }
+
+namespace {
+
+// Reads a step message into `b` and stores its block tables in `kv`; the spans point into `p`.
+Status apply_step(std::span<const int32_t> p, size_t t, KvCache& kv, ForwardBatch& b) {
+  const int32_t n_blocks = static_cast<int32_t>(kv.options().n_blocks);
+  size_t at = 3 * t;
+  auto malformed = [] { return internal_error("worker: malformed step message"); };
+  if (p.size() < at + 1) return malformed();
+  b.tokens = p.subspan(0, t);
+  b.positions = p.subspan(t, t);
+  b.seq_ids = p.subspan(2 * t, t);
+  const size_t n_rows = static_cast<size_t>(p[at++]);
+  if (p.size() < at + n_rows + 1) return malformed();
+  b.logit_rows = p.subspan(at, n_rows);
+  at += n_rows;
+  const int32_t n_tables = p[at++];
+  for (int32_t i = 0; i < n_tables; ++i) {
+    if (p.size() < at + 2) return malformed();
+    const int32_t seq = p[at];
+    const size_t n = static_cast<size_t>(p[at + 1]);
+    at += 2;
+    if (seq < 0 || p.size() < at + n) return malformed();
+    auto table = p.subspan(at, n);
+    for (int32_t blk : table) {
+      if (blk < 0 || blk >= n_blocks) {
+        return internal_error("worker: block " + std::to_string(blk) + " outside the pool of " +
+                              std::to_string(n_blocks) + " (the ranks' KV pools differ in size)");
+      }
+    }
+    kv.set_blocks(seq, table);
+    at += n;
+  }
+  return ok_status();
+}
+
+}  // namespace
 
 Status TpDriver::stop() {
   if (stopped_) return ok_status();
@@ -72,6 +124,7 @@ Status TpDriver::stop() {
 
 Status TpDriver::worker_loop() {
   auto log = logger("dist");
+  int64_t steps_seen = 0;
   for (;;) {
     Header h;
     ARC_RETURN_IF_ERROR(comm_.broadcast_no_deadline(&h, sizeof(h), 0).with_context("worker"));
@@ -81,31 +134,14 @@ Status TpDriver::worker_loop() {
     }
     Status s;
     switch (h.kind) {
-      case kAddSeq: {
-        const int32_t seq = kv_.add_sequence();
-        if (seq != h.seq) {
-          s = internal_error("worker KV cache out of step: rank 0 added sequence " +
-                             std::to_string(h.seq) + ", this rank " + std::to_string(seq));
-        }
-        break;
-      }
-      case kReserve:
-        s = kv_.reserve(h.seq, h.value);
-        break;
-      case kFree:
-        kv_.free_sequence(h.seq);
-        break;
       case kStep: {
-        const size_t t = static_cast<size_t>(h.value);
-        if (p.size() < 3 * t) {
-          s = internal_error("worker: malformed step message");
-          break;
+        if (fault_step_ > 0 && ++steps_seen == fault_step_) {
+          return cancelled("rank " + std::to_string(comm_.rank()) +
+                           ": test fault injected before step " + std::to_string(fault_step_));
         }
         ForwardBatch b;
-        b.tokens = std::span<const int32_t>(p.data(), t);
-        b.positions = std::span<const int32_t>(p.data() + t, t);
-        b.seq_ids = std::span<const int32_t>(p.data() + 2 * t, t);
-        b.logit_rows = std::span<const int32_t>(p.data() + 3 * t, p.size() - 3 * t);
+        s = apply_step(p, static_cast<size_t>(h.value), kv_, b);
+        if (!s.ok()) break;
         Result<std::vector<float>> r = fwd_.run(b);
         if (!r.ok()) s = r.status();
         break;

@@ -163,6 +163,18 @@ void KvCache::free_sequence(int32_t seq) {
   live_[seq] = false;
 }
 
+void KvCache::set_blocks(int32_t seq, std::span<const int32_t> blocks) {
+  if (seq < 0) return;
+  while (live_.size() <= static_cast<size_t>(seq)) {
+    live_.push_back(false);
+    tables_.emplace_back();
+    indexed_blocks_.push_back(0);
+    chain_hash_.push_back(0);
+  }
+  live_[seq] = true;
+  tables_[seq].assign(blocks.begin(), blocks.end());
+}
+
 int64_t KvCache::attach_cached_prefix(int32_t seq, std::span<const int32_t> tokens) {
   if (seq < 0 || static_cast<size_t>(seq) >= live_.size() || !live_[seq] || !tables_[seq].empty() ||
       tokens.empty()) {

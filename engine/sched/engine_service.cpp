@@ -87,6 +87,26 @@ EngineService::EngineService(EngineOptions options) : impl_(std::make_unique<Imp
   m.metrics.add_gauge("arclight_memory_used_bytes", "Resident memory of the engine, per rank");
   m.metrics.add_gauge("arclight_memory_available_bytes",
                       "Memory the OS reports available, per rank");
+  if (m.opt.tp_comm != nullptr && m.opt.tp_comm->size() > 1) {
+    m.tp = std::make_unique<TpServeGroup>(
+        *m.opt.tp_comm,
+        std::chrono::milliseconds(static_cast<int64_t>(m.opt.tp_load_timeout_s * 1000)));
+    // A rank that stops answering: requests fail with the reason, new ones get 503, and the
+    // job is aborted after the grace period (the communicator does that).
+    m.opt.tp_comm->set_fault_handler(
+        [this](const std::string& reason) {
+          Impl& im = *impl_;
+          {
+            std::lock_guard<std::mutex> lock(im.mu);
+            im.tp_fault = reason;
+            im.state = EngineState::kError;
+            im.error = reason + ". The engine stops; restart it (mpirun) once every rank is back";
+          }
+          im.emit("error", {{"message", reason}});
+          im.emit("state", {{"state", "error"}, {"message", reason}});
+        },
+        std::chrono::milliseconds(static_cast<int64_t>(m.opt.tp_abort_grace_s * 1000)));
+  }
   m.stats_thread = std::thread([this] { impl_->stats_loop(); });
 }
 
@@ -99,6 +119,12 @@ EngineService::~EngineService() {
   if (impl_->stats_thread.joinable()) impl_->stats_thread.join();
   if (impl_->load_thread.joinable()) impl_->load_thread.join();
   (void)unload();
+  if (impl_->tp) {
+    impl_->opt.tp_comm->set_fault_handler(nullptr, std::chrono::milliseconds(0));
+    if (impl_->fault().empty()) {
+      if (Status s = impl_->tp->shutdown(); !s.ok()) logger("engine")->warn("{}", s.message());
+    }
+  }
 }
 
 void EngineService::Impl::emit(const std::string& type, json data) {
@@ -136,6 +162,7 @@ Status EngineService::load(const json& options) {
       options["model"].get<std::string>().empty()) {
     return invalid_argument("'model' must be the path of a GGUF file");
   }
+  if (std::string f = impl_->fault(); !f.empty()) return unavailable(f);
   {
     std::lock_guard<std::mutex> lock(impl_->mu);
     if (impl_->state == EngineState::kLoading) {
@@ -151,6 +178,7 @@ Status EngineService::load(const json& options) {
 Status EngineService::load_now(const json& options) {
   Impl& m = *impl_;
   const std::string path = options.value("model", "");
+  std::lock_guard<std::mutex> switching(m.switch_mu);
   {
     std::lock_guard<std::mutex> lock(m.mu);
     m.state = EngineState::kLoading;
@@ -203,10 +231,14 @@ Status EngineService::unload() {
       return failed_precondition("a model is loading; unload it when loading has finished");
     }
   }
+  std::unique_lock<std::mutex> switching(m.switch_mu, std::try_to_lock);
+  if (!switching.owns_lock()) {
+    return failed_precondition("a model is loading; unload it when loading has finished");
+  }
   bool had = unload_model(m);
   {
     std::lock_guard<std::mutex> lock(m.mu);
-    if (m.state != EngineState::kLoading) m.state = EngineState::kIdle;
+    if (m.state != EngineState::kLoading && m.tp_fault.empty()) m.state = EngineState::kIdle;
   }
   if (had) m.emit("unloaded", json::object());
   return ok_status();
@@ -222,7 +254,7 @@ json EngineService::status() const {
     if (!m.error.empty()) j["error"] = m.error;
   }
   j["version"] = m.opt.version;
-  j["ranks"] = 1;
+  j["ranks"] = m.tp ? m.tp->comm().size() : 1;
   j["backend"] = "cpu";
   j["settings"] = {{"ctx_size", m.opt.ctx_size},
                    {"max_batch_tokens", m.opt.max_batch_tokens},

@@ -11,10 +11,13 @@
 #include "arc/engine_service.h"
 #include "arc/forward.h"
 #include "arc/kv_cache.h"
+#include "arc/log.h"
 #include "arc/metrics.h"
 #include "arc/model.h"
 #include "arc/output_parser.h"
 #include "arc/tokenizer.h"
+#include "arc/tp_serve.h"
+#include "arc/tp_session.h"
 #include "sched/scheduler.h"
 
 namespace arc {
@@ -35,6 +38,9 @@ struct LoadedModel {
   std::optional<ChatFormatter> formatter;
   OutputSyntax syntax = OutputSyntax::kPlain;
   std::vector<int32_t> stop_tokens;
+  int n_ranks = 1;
+  // Tensor parallel: sends each step (and the unload) to the other ranks; null on one rank.
+  std::unique_ptr<TpDriver> tp_driver;
 
   mutable std::mutex mu;  // guards scheduler (reset on unload)
   std::unique_ptr<Scheduler> scheduler;
@@ -55,6 +61,10 @@ struct LoadedModel {
       s = std::move(scheduler);
     }
     s.reset();  // fails queued and running requests, joins the loop
+    if (tp_driver) {
+      // The workers leave their step loop and drop the model (fails at once after a fault).
+      if (Status st = tp_driver->stop(); !st.ok()) logger("engine")->warn("{}", st.message());
+    }
   }
 };
 
@@ -70,6 +80,18 @@ struct EngineService::Impl {
   std::thread load_thread;
   std::thread stats_thread;
   MetricsRegistry metrics;
+  // Tensor parallelism (opt.tp_comm with more than one rank), else null.
+  std::unique_ptr<TpServeGroup> tp;
+  // One model switch (unload, load) at a time: the other ranks follow rank 0's control
+  // messages in order, so two threads must never send them at once.
+  std::mutex switch_mu;
+  std::string tp_fault;  // guarded by mu: why the ranks stopped answering (then state kError)
+
+  // The fault that ended multi-rank serving, or empty.
+  std::string fault() const {
+    std::lock_guard<std::mutex> lock(mu);
+    return tp_fault;
+  }
 
   void emit(const std::string& type, nlohmann::json data);
   std::shared_ptr<LoadedModel> current() const;

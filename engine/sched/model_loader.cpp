@@ -7,6 +7,7 @@
 #include "arc/backend_caps.h"
 #include "arc/backend_factory.h"
 #include "arc/log.h"
+#include "arc/shard_plan.h"
 #include "sched/engine_service_impl.h"
 
 namespace arc {
@@ -87,7 +88,8 @@ Result<std::shared_ptr<LoadedModel>> load_model(EngineService::Impl& m, const st
   auto l = std::make_shared<LoadedModel>();
   auto file = gguf::File::open(path);
   if (!file.ok()) return file.status();
-  const uint64_t file_bytes = file->file_bytes();
+  // Weights in memory: the whole file on one rank, about 1/N of it per rank with N.
+  uint64_t file_bytes = file->file_bytes();
 
   // Memory guard. Weights are mapped from the file: on a unified-memory box the page cache
   // holding them is the same memory the GPU and the OS use, so they count in full. On a GPU they
@@ -100,6 +102,13 @@ Result<std::shared_ptr<LoadedModel>> load_model(EngineService::Impl& m, const st
   if (!backend.ok()) return backend.status();
   l->backend = std::move(*backend);
   auto* device = dynamic_cast<DeviceReport*>(l->backend.get());
+  if (device != nullptr && m.tp != nullptr && m.tp->comm().size() > 1) {
+    // Sharding rewrites weights in host memory; the GPU path of a multi-rank engine (NCCL
+    // all-reduce on device tensors) is not wired to the forward yet.
+    return failed_precondition(
+        "tensor parallelism runs on the CPU backend for now: start every "
+        "rank with --backend cpu, or use one rank with --backend cuda");
+  }
   uint64_t available = available_memory_bytes();
   if (device != nullptr) {
     auto free_bytes = device->free_memory_bytes();
@@ -126,7 +135,16 @@ Result<std::shared_ptr<LoadedModel>> load_model(EngineService::Impl& m, const st
   auto cfg_probe = Model::from_file(std::move(*file), *l->backend, lo);
   if (!cfg_probe.ok()) return cfg_probe.status();
   l->model = std::move(*cfg_probe);
-  const ModelConfig& c = l->model->config();
+  // Several ranks: the plan is checked before anything is sent to the others (a refusal names
+  // the rank counts that work). This rank then holds about 1/N of the weights, and its KV pool
+  // holds its KV heads; every rank gets the same block count.
+  const int n_ranks = m.tp ? m.tp->comm().size() : 1;
+  l->n_ranks = n_ranks;
+  ShardPlan plan;
+  if (n_ranks > 1) {
+    ARC_ASSIGN_OR_RETURN(plan, make_shard_plan(*l->model, n_ranks, 0));
+  }
+  const ModelConfig c = n_ranks > 1 ? plan.local : l->model->config();
   const uint64_t kv_per_token = static_cast<uint64_t>(2 * c.n_layer * c.n_kv_head * c.head_dim) *
                                 (m.opt.kv_type == DType::F16 ? 2 : 4);
   // Activations for one step of max_batch_tokens, and logits for up to max_parallel rows.
@@ -138,6 +156,7 @@ Result<std::shared_ptr<LoadedModel>> load_model(EngineService::Impl& m, const st
       static_cast<uint64_t>(std::max<int64_t>(m.opt.max_parallel, m.opt.max_batch_tokens)) *
           static_cast<uint64_t>(c.n_vocab) * 4 +
       (64ull << 20);
+  if (n_ranks > 1) file_bytes /= static_cast<uint64_t>(n_ranks);
   const uint64_t min_kv = kv_per_token * static_cast<uint64_t>(ctx_size);
   if (available > 0) {
     const uint64_t need = file_bytes + workspace + min_kv + reserve;
@@ -171,7 +190,9 @@ Result<std::shared_ptr<LoadedModel>> load_model(EngineService::Impl& m, const st
   l->ctx_size = ctx_size;
 
   // Streamed weights were read (and reported) while loading; mapped ones are pre-faulted here.
-  if (dynamic_cast<WeightStreamer*>(l->backend.get()) == nullptr) {
+  // Several ranks: each touches only its shard while sharding (pre-faulting the whole file
+  // would pull every byte of a model that does not fit one box into its page cache).
+  if (n_ranks == 1 && dynamic_cast<WeightStreamer*>(l->backend.get()) == nullptr) {
     read_ahead(m, l->model->file(), path);
   }
 
@@ -197,11 +218,27 @@ Result<std::shared_ptr<LoadedModel>> load_model(EngineService::Impl& m, const st
   }
   l->stop_tokens = end_of_turn_tokens(*l->tokenizer, f);
 
-  l->exec = std::make_unique<ForwardExecutor>(*l->model, *l->backend, *l->kv);
   SchedulerOptions so;
   so.ctx_size = ctx_size;
   so.max_batch_tokens = m.opt.max_batch_tokens;
   so.max_running = m.opt.max_parallel;
+  if (n_ranks > 1) {
+    // Last, so that nothing fails on rank 0 once the workers hold the model: they load their
+    // shards while this rank loads its own, then every rank's outcome is exchanged.
+    ARC_RETURN_IF_ERROR(
+        m.tp->begin_load({path, kvo.n_blocks, block, m.opt.kv_type}).with_context("ranks"));
+    const Status own = shard_model(*l->model, *l->backend, plan).status();
+    ARC_RETURN_IF_ERROR(m.tp->finish_load(own));
+    l->weight_bytes = l->model->weight_bytes();
+    m.emit("load_progress",
+           {{"model", path}, {"rank", 0}, {"bytes_done", file_bytes}, {"bytes_total", file_bytes}});
+  }
+  l->exec = std::make_unique<ForwardExecutor>(*l->model, *l->backend, *l->kv);
+  if (n_ranks > 1) {
+    l->exec->set_tensor_parallel(&m.tp->comm(), plan.vocab_begin);
+    l->tp_driver = std::make_unique<TpDriver>(m.tp->comm(), *l->exec, *l->kv);
+    so.forward = [d = l->tp_driver.get()](const ForwardBatch& b) { return d->step(b); };
+  }
   l->scheduler = std::make_unique<Scheduler>(*l->exec, *l->kv, c.n_vocab, so);
 
   l->info.path = path;

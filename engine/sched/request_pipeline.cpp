@@ -42,6 +42,9 @@ bool has_images(const json& messages) {
 }
 
 Result<std::shared_ptr<LoadedModel>> ready_model(EngineService::Impl& m) {
+  if (std::string f = m.fault(); !f.empty()) {
+    return unavailable(f + "; the engine must be restarted");
+  }
   {
     std::lock_guard<std::mutex> lock(m.mu);
     if (m.state == EngineState::kLoading) {
@@ -233,6 +236,16 @@ Status EngineService::run(const std::shared_ptr<PreparedRequest>& request, const
   while (!finished && !client_gone) {
     outs.clear();
     if (!handle->next(outs, std::chrono::milliseconds(200)) && outs.empty()) break;
+    if (outs.empty()) {
+      // A rank fault leaves the step blocked in a collective: end the request with the reason.
+      if (std::string f = impl_->fault(); !f.empty()) {
+        handle->cancel();
+        finish.finish_reason = "error";
+        finish.error = unavailable(f);
+        finished = true;
+        break;
+      }
+    }
     for (TokenOutput& o : outs) {
       if (o.is_prompt) {
         p->prompt_logprobs.push_back(token_logprob_of(o));

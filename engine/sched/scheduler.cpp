@@ -300,7 +300,8 @@ bool Scheduler::step() {
       seq.push_back(e.s->kv_seq);
     }
   }
-  auto logits = exec_.run({tok, pos, seq, rows});
+  const ForwardBatch batch{tok, pos, seq, rows};
+  auto logits = opt_.forward ? opt_.forward(batch) : exec_.run(batch);
   if (!logits.ok()) {
     logger("sched")->error("forward step failed: {}", logits.status().to_string());
     for (const Entry& e : entries) finish(*e.s, "error", logits.status());

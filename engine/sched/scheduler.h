@@ -10,6 +10,7 @@
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <thread>
@@ -28,6 +29,9 @@ struct SchedulerOptions {
   int64_t max_batch_tokens = 512;  // tokens per step: decodes plus prefill chunks
   int max_running = 64;            // sequences decoding at once
   int64_t ctx_size = 4096;         // longest sequence (prompt + output)
+  // Runs one step instead of the executor when set: tensor parallelism (TpDriver::step sends
+  // the batch and its block tables to the other ranks first). Logits: [n_rows, n_vocab].
+  std::function<Result<std::vector<float>>(const ForwardBatch&)> forward;
 };
 
 struct SequenceRequest {

@@ -156,6 +156,133 @@ TEST(TensorParallel, KvHeadsReplicatedWhenFewerThanRanks) {
   o.n_kv_head = 1;
   compare_tp(o, kTolF32);
 }
+// Only rank 0 decides KV blocks (prefix reuse, LRU eviction of cached blocks, a freed
+// sequence's blocks handed to another); workers follow the tables sent with each step. The same
+// script on the whole model with its own single-rank cache is the oracle.
+struct KvScriptOut {
+  std::vector<float> logits;    // every step's rows
+  std::vector<int64_t> cached;  // tokens attached from the prefix cache, per attach
+  Status status;
+};
+
+template <typename Step>
+KvScriptOut kv_script(KvCache& kv, int64_t n_vocab, Step step) {
+  KvScriptOut out;
+  auto run = [&](int32_t seq, const std::vector<int32_t>& toks, int32_t start) {
+    std::vector<int32_t> pos, seqs(toks.size(), seq);
+    for (size_t i = 0; i < toks.size(); ++i) pos.push_back(start + static_cast<int32_t>(i));
+    ForwardBatch b;
+    b.tokens = toks;
+    b.positions = pos;
+    b.seq_ids = seqs;
+    Result<std::vector<float>> l = step(b);
+    if (!l.ok()) {
+      out.status = l.status();
+      return;
+    }
+    out.logits.insert(out.logits.end(), l->begin(), l->begin() + n_vocab);
+  };
+  std::vector<int32_t> p;  // 13 tokens: three full blocks of 4 and one more
+  for (int i = 0; i < 13; ++i) p.push_back(3 + 7 * i % 50);
+  // a: prefill, index its full blocks, free them (they stay cached).
+  const int32_t a = kv.add_sequence();
+  if (!kv.reserve(a, 13).ok()) return {{}, {}, internal_error("reserve a")};
+  run(a, p, 0);
+  kv.commit(a, p, 13);
+  kv.free_sequence(a);
+  // b: the same 12-token prefix from the cache, then its own 4 tokens.
+  std::vector<int32_t> pb(p.begin(), p.begin() + 12);
+  for (int32_t t : {61, 62, 63, 64}) pb.push_back(t);
+  const int32_t b = kv.add_sequence();
+  out.cached.push_back(kv.attach_cached_prefix(b, pb));
+  if (!kv.reserve(b, 16).ok()) return {{}, {}, internal_error("reserve b")};
+  run(b, std::vector<int32_t>(pb.begin() + 12, pb.end()), 12);
+  kv.commit(b, pb, 16);
+  // c: takes the free blocks but two; freeing b leaves them and b's four cached, so d's four
+  // blocks evict the two deepest of the prefix.
+  const int32_t c = kv.add_sequence();
+  if (!kv.reserve(c, 16).ok()) return {{}, {}, internal_error("reserve c")};
+  std::vector<int32_t> pc;
+  for (int i = 0; i < 16; ++i) pc.push_back(40 + i);
+  run(c, pc, 0);
+  kv.free_sequence(b);
+  const int32_t d = kv.add_sequence();
+  if (!kv.reserve(d, 16).ok()) return {{}, {}, internal_error("reserve d")};
+  std::vector<int32_t> pd = {9, 8, 7, 6, 5, 4, 3, 2, 1, 11, 12, 13};
+  run(d, pd, 0);
+  kv.free_sequence(c);  // uncommitted: its blocks go back to the free list
+  // e: what is left of the prefix after the eviction, then its own blocks.
+  const int32_t e = kv.add_sequence();
+  out.cached.push_back(kv.attach_cached_prefix(e, pb));
+  const int64_t have = out.cached.back();
+  if (!kv.reserve(e, 16).ok()) return {{}, {}, internal_error("reserve e")};
+  run(e, std::vector<int32_t>(pb.begin() + have, pb.end()), static_cast<int32_t>(have));
+  // Decode steps of d and e together: one batch, two block tables.
+  std::vector<int32_t> toks = {5, 6}, pos = {12, 16}, seqs = {d, e};
+  ForwardBatch both;
+  both.tokens = toks;
+  both.positions = pos;
+  both.seq_ids = seqs;
+  if (!kv.reserve(d, 13).ok() || !kv.reserve(e, 17).ok()) {
+    return {{}, {}, internal_error("reserve the decode step")};
+  }
+  Result<std::vector<float>> l = step(both);
+  if (!l.ok()) return {out.logits, out.cached, l.status()};
+  out.logits.insert(out.logits.end(), l->begin(), l->end());
+  return out;
+}
+
+TEST(TensorParallel, PrefixReuseAndEvictionFollowRankZerosTables) {
+  Communicator& comm = *g_comm;
+  const TestModelOptions o = opts(Family::kQwen3, "F32");
+  const int64_t block = 4, n_blocks = 10;
+  KvScriptOut ref;
+  int64_t n_vocab = 0;
+  if (comm.rank() == 0) {
+    Result<testing::Engine> e = testing::make_engine(o, 1, DType::F32, block);
+    ASSERT_TRUE(e.ok()) << e.status().to_string();
+    n_vocab = e->model->config().n_vocab;
+    const ModelConfig& c = e->model->config();
+    auto kv = KvCache::create(*e->backend,
+                              {c.n_layer, c.n_kv_head, c.head_dim, block, n_blocks, DType::F32});
+    ASSERT_TRUE(kv.ok());
+    ForwardExecutor exec(*e->model, *e->backend, **kv);
+    ref = kv_script(**kv, n_vocab, [&](const ForwardBatch& b) { return exec.run(b); });
+  }
+  Result<testing::Engine> e = testing::make_engine(o, 1, DType::F32, block);
+  ASSERT_TRUE(e.ok()) << e.status().to_string();
+  Result<ShardPlan> plan = make_shard_plan(*e->model, comm.size(), comm.rank());
+  ASSERT_TRUE(plan.ok()) << plan.status().to_string();
+  ASSERT_TRUE(shard_model(*e->model, *e->backend, *plan).ok());
+  const ModelConfig& lc = e->model->config();
+  auto kv = KvCache::create(*e->backend,
+                            {lc.n_layer, lc.n_kv_head, lc.head_dim, block, n_blocks, DType::F32});
+  ASSERT_TRUE(kv.ok());
+  ForwardExecutor exec(*e->model, *e->backend, **kv);
+  exec.set_tensor_parallel(&comm, plan->vocab_begin);
+  TpDriver drv(comm, exec, **kv);
+  if (comm.rank() != 0) {
+    Status s = drv.worker_loop();
+    EXPECT_TRUE(s.ok()) << s.to_string();
+    return;
+  }
+  KvScriptOut tp = kv_script(**kv, n_vocab, [&](const ForwardBatch& b) { return drv.step(b); });
+  ASSERT_TRUE(drv.stop().ok());
+  ASSERT_TRUE(ref.status.ok()) << ref.status.to_string();
+  ASSERT_TRUE(tp.status.ok()) << tp.status.to_string();
+  // The script did reuse and evict (else it tests nothing).
+  ASSERT_EQ(ref.cached.size(), 2u);
+  EXPECT_EQ(ref.cached[0], 12);
+  EXPECT_EQ(ref.cached[1], 8);  // two of the three prefix blocks survived
+  EXPECT_EQ(tp.cached, ref.cached);
+  ASSERT_EQ(tp.logits.size(), ref.logits.size());
+  float worst = 0;
+  for (size_t i = 0; i < ref.logits.size(); ++i) {
+    worst = std::max(worst, std::fabs(tp.logits[i] - ref.logits[i]));
+  }
+  EXPECT_LE(worst, kTolF32) << "largest logit difference TP=2 vs TP=1";
+}
+
 TEST(TensorParallel, UnevenPlanRefusedOnEveryRank) {
   TestModelOptions o = opts(Family::kQwen3, "F32");
   o.n_head = 3;

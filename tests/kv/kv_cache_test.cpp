@@ -38,5 +38,23 @@ TEST(KvCache, TablesAndSlots) {
   EXPECT_FALSE((*kv)->reserve(99, 1).ok());
 }
 
+// A tensor-parallel worker's cache takes rank 0's tables as they are: slots follow them, and a
+// sequence id beyond the known ones is created.
+TEST(KvCache, SetBlocksFollowsAnotherCachesTables) {
+  auto be = make_cpu_backend(1);
+  auto kv = KvCache::create(*be, {1, 1, 8, 4, 6, DType::F32});
+  ASSERT_TRUE(kv.ok());
+  const std::vector<int32_t> table = {5, 0, 3};
+  (*kv)->set_blocks(3, table);
+  EXPECT_EQ((*kv)->blocks(3), table);
+  EXPECT_EQ((*kv)->capacity(3), 12);
+  EXPECT_EQ((*kv)->slot(3, 0), 20);                        // block 5, row 0
+  EXPECT_EQ((*kv)->slot(3, 6), 2);                         // block 0, row 2
+  EXPECT_EQ((*kv)->slot(3, 11), 15);                       // block 3, row 3
+  (*kv)->set_blocks(3, std::vector<int32_t>{5, 0, 3, 1});  // the next step's longer table
+  EXPECT_EQ((*kv)->slot(3, 12), 4);
+  EXPECT_EQ((*kv)->blocks(0).size(), 0u);  // ids below it exist, empty
+}
+
 }  // namespace
 }  // namespace arc

@@ -1,14 +1,16 @@
 // Collectives between tensor-parallel ranks. One interface, three implementations: local (one
 // rank, no-ops), MPI (CPU tensors through MPI_Allreduce, control through MPI_Bcast) and NCCL
-// (GPU tensors; not written yet: it would implement the same calls on device pointers, with the
-// ncclUniqueId broadcast through the MPI communicator).
+// (GPU tensors, arc/nccl_communicator.h: the same calls on device pointers, the ncclUniqueId
+// broadcast through the MPI communicator).
 #pragma once
 
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <span>
+#include <string>
 
 #include "arc/status.h"
 
@@ -38,7 +40,23 @@ class Communicator {
   virtual Status broadcast_no_deadline(void* data, int64_t bytes, int root) {
     return broadcast(data, bytes, root);
   }
+  // A broadcast that may wait up to `timeout`, longer than the collective deadline (ranks
+  // loading their shards of a large model); past it the communicator is faulty, as after a
+  // missed deadline.
+  virtual Status broadcast_within(void* data, int64_t bytes, int root,
+                                  std::chrono::milliseconds timeout) {
+    return broadcast_no_deadline(data, bytes, root);
+  }
   virtual Status barrier() = 0;
+
+  // Faults: called once, from a watchdog thread, when a collective outlived its deadline (a
+  // peer rank died or hangs), with a message for the user. After a fault every collective fails
+  // at once with that message. Without a handler the job is aborted at once; with one the
+  // handler runs first and the job is aborted `grace` later (a server answers 503 with the
+  // reason meanwhile), so no process stays blocked forever. One rank: never called.
+  using FaultHandler = std::function<void(const std::string& reason)>;
+  virtual void set_fault_handler(FaultHandler handler, std::chrono::milliseconds grace) {}
+
   const CommStats& stats() const { return stats_; }
   void reset_stats() { stats_ = {}; }
 
@@ -74,10 +92,11 @@ class MpiSession {
 };
 
 // MPI_COMM_WORLD (duplicated, errors returned instead of fatal). Deadline: a watchdog thread
-// aborts the whole job (MPI_Abort, with a message naming the collective) when one collective
-// has not completed after `deadline`: a dead or hung peer then ends every process instead of
-// leaving them blocked forever. MPI gives no way to cancel a blocking collective, so aborting
-// is the bounded outcome that exists.
+// reports a fault (set_fault_handler) and aborts the whole job (MPI_Abort, with a message naming
+// the collective) when one collective has not completed after `deadline`: a dead or hung peer
+// then ends every process instead of leaving them blocked forever. MPI gives no way to cancel a
+// blocking collective, so aborting is the bounded outcome that exists. broadcast_no_deadline
+// polls a non-blocking broadcast with growing sleeps, so an idle worker does not spin a core.
 class MpiCommunicator final : public Communicator {
  public:
   static Result<std::unique_ptr<MpiCommunicator>> create(
@@ -89,7 +108,10 @@ class MpiCommunicator final : public Communicator {
   Status all_gather(const float* send, std::span<const int64_t> counts, float* recv) override;
   Status broadcast(void* data, int64_t bytes, int root) override;
   Status broadcast_no_deadline(void* data, int64_t bytes, int root) override;
+  Status broadcast_within(void* data, int64_t bytes, int root,
+                          std::chrono::milliseconds timeout) override;
   Status barrier() override;
+  void set_fault_handler(FaultHandler handler, std::chrono::milliseconds grace) override;
 
   struct Impl;
 

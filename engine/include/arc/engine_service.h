@@ -11,6 +11,8 @@
 
 namespace arc {
 
+class Communicator;
+
 struct EngineOptions {
   int threads = 0;                 // CPU threads (0: all)
   std::string backend = "cpu";     // compute backend: cpu or cuda
@@ -24,6 +26,15 @@ struct EngineOptions {
   std::vector<std::string> model_dirs;  // searched by /engine/local-models
   std::string version;                  // reported in /engine/status
   std::string catalog_path;             // model catalog for POST /engine/fit (empty: none)
+  // Tensor parallelism (serve --tp N under mpirun): rank 0's communicator, or null for one
+  // rank. The other ranks run tp_serve_worker (arc/tp_serve.h); every model loaded here is
+  // sharded over all of them.
+  Communicator* tp_comm = nullptr;
+  // After a rank fault (a collective past its deadline) the engine answers 503 with the reason
+  // for this long, then the whole job is aborted so that no process stays blocked.
+  double tp_abort_grace_s = 30.0;
+  // How long rank 0 waits for every rank to load its shard (then the same fault).
+  double tp_load_timeout_s = 1800.0;
 };
 
 class EngineService final : public InferenceService {

@@ -89,6 +89,10 @@ class KvCache {
   // is short.
   Status reserve(int32_t seq, int64_t n_tokens);
   void free_sequence(int32_t seq);
+  // Tensor-parallel workers: `seq`'s block table becomes `blocks` (the sequence is created when
+  // new), bypassing the allocator. Rank 0 decides every block (prefix reuse, eviction,
+  // preemption) and sends the tables of each step's sequences; a worker only stores K/V there.
+  void set_blocks(int32_t seq, std::span<const int32_t> blocks);
   const std::vector<int32_t>& blocks(int32_t seq) const { return tables_[seq]; }
   int64_t capacity(int32_t seq) const;  // positions reserved
   int32_t slot(int32_t seq, int64_t pos) const;

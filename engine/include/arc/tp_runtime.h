@@ -2,6 +2,7 @@
 // matches the world size, and rewrites the loaded model into this rank's shard.
 #pragma once
 
+#include <chrono>
 #include <memory>
 
 #include "arc/backend.h"
@@ -15,7 +16,13 @@ class TpRuntime {
  public:
   // n_ranks == 1: a LocalCommunicator, the model untouched. Otherwise the process must run
   // under mpirun -np n_ranks (a build without MPI refuses).
-  static Result<std::unique_ptr<TpRuntime>> start(int n_ranks, Model& model, Backend& backend);
+  // `deadline`: the longest one collective may take before the job is declared faulty.
+  static Result<std::unique_ptr<TpRuntime>> start(
+      int n_ranks, Model& model, Backend& backend,
+      std::chrono::milliseconds deadline = std::chrono::seconds(60));
+  // The job and its communicator without a model (serve: models come and go); plan() is empty.
+  static Result<std::unique_ptr<TpRuntime>> join(
+      int n_ranks, std::chrono::milliseconds deadline = std::chrono::seconds(60));
   ~TpRuntime();
 
   Communicator& comm() { return *comm_; }

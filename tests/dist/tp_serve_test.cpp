@@ -1,0 +1,429 @@
+// `serve --tp 2` and `run --tp 2` under mpirun, driven like a user would: greedy chat text
+// against `serve` on one rank (the oracle: the single-rank engine), model load/unload across
+// ranks, and rank faults (a worker that exits or hangs) ending within a bound with a clear
+// message. Each case starts its own short mpirun job.
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <gtest/gtest.h>
+#include <httplib.h>
+#include <nlohmann/json.hpp>
+
+namespace arc {
+namespace {
+
+using nlohmann::json;
+using Clock = std::chrono::steady_clock;
+namespace fs = std::filesystem;
+
+const std::string kBin = std::string(ARC_BIN_DIR) + "/arclight-engine";
+
+double since(Clock::time_point t0) {
+  return std::chrono::duration<double>(Clock::now() - t0).count();
+}
+
+int run_command(const std::vector<std::string>& argv) {
+  pid_t pid = fork();
+  if (pid == 0) {
+    std::vector<char*> args;
+    for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+    args.push_back(nullptr);
+    execv(args[0], args.data());
+    _exit(127);
+  }
+  int status = 0;
+  waitpid(pid, &status, 0);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+std::vector<std::string> mpirun(int n, std::vector<std::string> args) {
+  std::vector<std::string> v = {
+      ARC_MPIEXEC, "--allow-run-as-root", "--oversubscribe", "-np", std::to_string(n),
+      // Loopback only: no waiting on other interfaces.
+      "--mca", "btl_tcp_if_include", "lo", "--mca", "oob_tcp_if_include", "lo", kBin};
+  v.insert(v.end(), args.begin(), args.end());
+  return v;
+}
+
+// A child process (its own process group) with stdout on a pipe and stderr in a file.
+class Job {
+ public:
+  ~Job() { stop(); }
+
+  bool start(const std::vector<std::string>& argv) {
+    err_path_ = (fs::temp_directory_path() / ("arc_tp_serve_" + std::to_string(getpid()) + "_" +
+                                              std::to_string(++count_) + ".err"))
+                    .string();
+    int out[2];
+    if (pipe(out) != 0) return false;
+    pid_ = fork();
+    if (pid_ == 0) {
+      setpgid(0, 0);
+      dup2(out[1], STDOUT_FILENO);
+      int err = open(err_path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+      dup2(err, STDERR_FILENO);
+      close(out[0]);
+      close(out[1]);
+      std::vector<char*> c;
+      for (const auto& a : argv) c.push_back(const_cast<char*>(a.c_str()));
+      c.push_back(nullptr);
+      execv(c[0], c.data());
+      _exit(127);
+    }
+    close(out[1]);
+    out_ = out[0];
+    return true;
+  }
+
+  // The port from the "listening on" line, or 0 after `timeout_s`.
+  int wait_port(double timeout_s) {
+    const auto t0 = Clock::now();
+    std::string line;
+    while (since(t0) < timeout_s) {
+      pollfd p{out_, POLLIN, 0};
+      if (poll(&p, 1, 100) <= 0) continue;
+      char ch;
+      if (read(out_, &ch, 1) != 1) return 0;
+      if (ch != '\n') {
+        line += ch;
+        continue;
+      }
+      if (line.find("listening on") != std::string::npos) {
+        return std::stoi(line.substr(line.rfind(':') + 1));
+      }
+      line.clear();
+    }
+    return 0;
+  }
+
+  // Exit status once the job ended by itself within `timeout_s`; nullopt otherwise.
+  std::optional<int> wait_exit(double timeout_s) {
+    const auto t0 = Clock::now();
+    while (since(t0) < timeout_s) {
+      int status = 0;
+      if (waitpid(pid_, &status, WNOHANG) == pid_) {
+        pid_ = -1;
+        return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    return std::nullopt;
+  }
+
+  // SIGTERM (mpirun forwards it), then SIGKILL to the whole group.
+  void stop() {
+    if (pid_ > 0) {
+      kill(pid_, SIGTERM);
+      if (!wait_exit(10)) {
+        kill(-pid_, SIGKILL);
+        waitpid(pid_, nullptr, 0);
+        pid_ = -1;
+      }
+    }
+    if (out_ >= 0) close(out_);
+    out_ = -1;
+  }
+
+  std::string stderr_text() const {
+    std::ifstream in(err_path_);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    return ss.str();
+  }
+
+ private:
+  static inline int count_ = 0;
+  pid_t pid_ = -1;
+  int out_ = -1;
+  std::string err_path_;
+};
+
+json chat_body(const std::string& content, int max_tokens) {
+  return {{"model", "test"},
+          {"temperature", 0},
+          {"max_tokens", max_tokens},
+          {"messages", json::array({{{"role", "user"}, {"content", content}}})}};
+}
+
+bool wait_state(int port, const std::string& want, double timeout_s) {
+  httplib::Client c("127.0.0.1", port);
+  const auto t0 = Clock::now();
+  while (since(t0) < timeout_s) {
+    auto r = c.Get("/health");
+    if (r && r->status == 200 && json::parse(r->body).value("status", "") == want) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  return false;
+}
+
+class TpServe : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    ASSERT_EQ(run_command({kBin, "--log-level", "warn", "make-test-model", "--family", "qwen3moe",
+                           "--out", model_a(), "--layers", "2", "--seed", "7"}),
+              0);
+    ASSERT_EQ(run_command({kBin, "--log-level", "warn", "make-test-model", "--family", "llama",
+                           "--out", model_b(), "--layers", "2", "--seed", "11"}),
+              0);
+  }
+  static void TearDownTestSuite() {
+    fs::remove(model_a());
+    fs::remove(model_b());
+  }
+
+ public:
+  static std::string model_a() {
+    return (fs::temp_directory_path() / "arc_tp_serve_a.gguf").string();
+  }
+  static std::string model_b() {
+    return (fs::temp_directory_path() / "arc_tp_serve_b.gguf").string();
+  }
+
+ protected:
+  static std::vector<std::string> serve_args(std::vector<std::string> extra) {
+    std::vector<std::string> a = {"--log-level", "warn",       "serve",   "--port",
+                                  "0",           "--model",    model_a(), "--ctx-size",
+                                  "256",         "--threads",  "1",       "--max-batch-tokens",
+                                  "64",          "--parallel", "4"};
+    a.insert(a.end(), extra.begin(), extra.end());
+    return a;
+  }
+};
+
+// What the same scripted session answers: chats (one extending another's prompt, so the prefix
+// cache attaches blocks; several at once, so steps batch sequences), then a switch to model B.
+struct Session {
+  std::vector<std::string> texts;
+  std::vector<int64_t> cached;
+  int ranks = 0;
+  std::string error;
+};
+
+Session script(int port) {
+  Session s;
+  httplib::Client c("127.0.0.1", port);
+  c.set_read_timeout(60, 0);
+  auto chat = [&](const std::string& prompt) -> std::string {
+    auto r = c.Post("/v1/chat/completions", chat_body(prompt, 12).dump(), "application/json");
+    if (!r || r->status != 200) {
+      s.error = "chat failed: " + (r ? std::to_string(r->status) + " " + r->body : "no answer");
+      return {};
+    }
+    auto j = json::parse(r->body);
+    s.cached.push_back(j["usage"]
+                           .value("prompt_tokens_details", json::object())
+                           .value("cached_tokens", int64_t{0}));
+    return j["choices"][0]["message"].value("content", "");
+  };
+  const std::string base =
+      "Tell me a long story about a lighthouse keeper who counts the waves every night and "
+      "writes the numbers into a book";
+  s.texts.push_back(chat(base));
+  s.texts.push_back(chat(base + " and then one night the numbers stop"));
+  // Three at once: one batch holds several sequences' block tables.
+  std::vector<std::string> parallel(3);
+  std::vector<std::thread> threads;
+  for (int i = 0; i < 3; ++i) {
+    threads.emplace_back([&, i] {
+      httplib::Client ci("127.0.0.1", port);
+      ci.set_read_timeout(60, 0);
+      auto r =
+          ci.Post("/v1/chat/completions",
+                  chat_body("question number " + std::to_string(i) + " about the sea", 10).dump(),
+                  "application/json");
+      if (r && r->status == 200) {
+        parallel[i] = json::parse(r->body)["choices"][0]["message"].value("content", "");
+      } else {
+        parallel[i] = "<failed>";
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  s.texts.insert(s.texts.end(), parallel.begin(), parallel.end());
+  auto st = c.Get("/engine/status");
+  if (st) s.ranks = json::parse(st->body).value("ranks", 0);
+
+  // Unload, then load model B on every rank.
+  auto u = c.Post("/engine/unload", "", "application/json");
+  if (!u || u->status != 200) s.error = "unload failed";
+  if (!wait_state(port, "idle", 10)) s.error = "not idle after unload";
+  auto l = c.Post("/engine/load", json({{"model", TpServe::model_b()}}).dump(), "application/json");
+  if (!l || l->status != 202) s.error = "load failed: " + (l ? l->body : "no answer");
+  if (!wait_state(port, "ready", 30)) s.error = "model B not ready";
+  s.texts.push_back(chat("A short poem about rain"));
+  return s;
+}
+
+TEST_F(TpServe, TwoRanksAnswerLikeOneThenSwitchModels) {
+  Session one, two;
+  {
+    Job j;
+    std::vector<std::string> argv = {kBin};
+    auto a = serve_args({});
+    argv.insert(argv.end(), a.begin(), a.end());
+    ASSERT_TRUE(j.start(argv));
+    const int port = j.wait_port(30);
+    ASSERT_GT(port, 0) << j.stderr_text();
+    ASSERT_TRUE(wait_state(port, "ready", 30)) << j.stderr_text();
+    one = script(port);
+  }
+  ASSERT_TRUE(one.error.empty()) << one.error;
+  {
+    Job j;
+    ASSERT_TRUE(j.start(mpirun(2, serve_args({"--tp", "2", "--tp-timeout", "20"}))));
+    const int port = j.wait_port(30);
+    ASSERT_GT(port, 0) << j.stderr_text();
+    ASSERT_TRUE(wait_state(port, "ready", 30)) << j.stderr_text();
+    two = script(port);
+    j.stop();
+    EXPECT_TRUE(two.error.empty()) << two.error << "\n" << j.stderr_text();
+  }
+  EXPECT_EQ(one.ranks, 1);
+  EXPECT_EQ(two.ranks, 2);
+  ASSERT_EQ(one.texts.size(), two.texts.size());
+  for (size_t i = 0; i < one.texts.size(); ++i) {
+    EXPECT_FALSE(one.texts[i].empty()) << "request " << i;
+    EXPECT_EQ(one.texts[i], two.texts[i]) << "request " << i;
+  }
+  // The second chat extends the first: its leading blocks came from the prefix cache.
+  ASSERT_GE(two.cached.size(), 2u);
+  EXPECT_GT(two.cached[1], 0);
+  EXPECT_EQ(one.cached[1], two.cached[1]);
+}
+
+TEST_F(TpServe, ModelThatCannotSplitIsRefusedAndTheRanksStayInStep) {
+  const std::string odd = (fs::temp_directory_path() / "arc_tp_serve_odd.gguf").string();
+  ASSERT_EQ(run_command({kBin, "--log-level", "warn", "make-test-model", "--family", "qwen3",
+                         "--out", odd, "--layers", "1", "--heads", "3", "--kv-heads", "1"}),
+            0);
+  Job j;
+  ASSERT_TRUE(j.start(mpirun(2, serve_args({"--tp", "2", "--tp-timeout", "20"}))));
+  const int port = j.wait_port(30);
+  ASSERT_GT(port, 0) << j.stderr_text();
+  ASSERT_TRUE(wait_state(port, "ready", 30)) << j.stderr_text();
+  httplib::Client c("127.0.0.1", port);
+  c.set_read_timeout(60, 0);
+  auto l = c.Post("/engine/load", json({{"model", odd}}).dump(), "application/json");
+  ASSERT_TRUE(l && l->status == 202);
+  ASSERT_TRUE(wait_state(port, "error", 20));
+  const json st = json::parse(c.Get("/engine/status")->body);
+  const std::string why = st.value("error", "");
+  EXPECT_NE(why.find("3 attention heads do not divide evenly over 2 ranks"), std::string::npos)
+      << why;
+  EXPECT_NE(why.find("Rank counts that split evenly: 1"), std::string::npos) << why;
+  // The workers were never told: the next model loads and answers.
+  l = c.Post("/engine/load", json({{"model", model_a()}}).dump(), "application/json");
+  ASSERT_TRUE(l && l->status == 202);
+  ASSERT_TRUE(wait_state(port, "ready", 30)) << j.stderr_text();
+  auto r = c.Post("/v1/chat/completions", chat_body("hello", 4).dump(), "application/json");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 200) << r->body;
+  fs::remove(odd);
+}
+
+TEST_F(TpServe, HungWorkerGives503WithTheReasonThenTheJobEnds) {
+  Job j;
+  ASSERT_TRUE(j.start(mpirun(2, serve_args({"--tp", "2", "--tp-timeout", "2", "--tp-test-fault",
+                                            "hang", "--tp-test-fault-step", "3"}))));
+  const int port = j.wait_port(30);
+  ASSERT_GT(port, 0) << j.stderr_text();
+  ASSERT_TRUE(wait_state(port, "ready", 30)) << j.stderr_text();
+  httplib::Client c("127.0.0.1", port);
+  c.set_read_timeout(30, 0);
+  const auto t0 = Clock::now();
+  auto r = c.Post("/v1/chat/completions", chat_body("hello there", 20).dump(), "application/json");
+  const double waited = since(t0);
+  ASSERT_TRUE(r) << j.stderr_text();
+  EXPECT_EQ(r->status, 503) << r->body;
+  EXPECT_NE(r->body.find("did not complete within"), std::string::npos) << r->body;
+  EXPECT_LT(waited, 10.0);
+  // Status and new requests carry the reason until the job ends.
+  auto st = c.Get("/engine/status");
+  if (st) {  // the grace period (2 s) may already be over on a slow machine
+    auto js = json::parse(st->body);
+    EXPECT_EQ(js.value("state", ""), "error");
+    EXPECT_NE(js.value("error", "").find("did not complete within"), std::string::npos);
+    auto again = c.Post("/v1/chat/completions", chat_body("again", 4).dump(), "application/json");
+    if (again) EXPECT_EQ(again->status, 503);
+  }
+  auto rc = j.wait_exit(20);
+  ASSERT_TRUE(rc.has_value()) << "the job still runs after the grace period";
+  EXPECT_NE(*rc, 0);
+  EXPECT_LT(since(t0), 25.0);
+  EXPECT_NE(j.stderr_text().find("did not complete within"), std::string::npos) << j.stderr_text();
+}
+
+TEST_F(TpServe, WorkerHungWhileLoadingIsAnErrorAfterTheLoadTimeout) {
+  Job j;
+  ASSERT_TRUE(
+      j.start(mpirun(2, serve_args({"--tp", "2", "--tp-timeout", "2", "--tp-load-timeout", "3",
+                                    "--tp-test-fault", "hang", "--tp-test-fault-step", "0"}))));
+  const int port = j.wait_port(30);
+  ASSERT_GT(port, 0) << j.stderr_text();
+  const auto t0 = Clock::now();
+  ASSERT_TRUE(wait_state(port, "error", 15)) << j.stderr_text();
+  EXPECT_LT(since(t0), 10.0);
+  httplib::Client c("127.0.0.1", port);
+  if (auto st = c.Get("/engine/status")) {
+    const std::string why = json::parse(st->body).value("error", "");
+    EXPECT_NE(why.find("load outcome) did not complete within 3.0 s"), std::string::npos) << why;
+  }
+  auto rc = j.wait_exit(20);
+  ASSERT_TRUE(rc.has_value()) << "the job still runs after the grace period";
+  EXPECT_NE(*rc, 0);
+}
+
+TEST_F(TpServe, WorkerThatExitsEndsTheJobWithAMessage) {
+  Job j;
+  ASSERT_TRUE(j.start(mpirun(2, serve_args({"--tp", "2", "--tp-timeout", "2", "--tp-test-fault",
+                                            "exit", "--tp-test-fault-step", "3"}))));
+  const int port = j.wait_port(30);
+  ASSERT_GT(port, 0) << j.stderr_text();
+  ASSERT_TRUE(wait_state(port, "ready", 30)) << j.stderr_text();
+  httplib::Client c("127.0.0.1", port);
+  c.set_read_timeout(30, 0);
+  const auto t0 = Clock::now();
+  auto r = c.Post("/v1/chat/completions", chat_body("hello there", 20).dump(), "application/json");
+  // Open MPI ends the whole job when a rank exits; if rank 0 outlives it briefly, the request
+  // fails with the watchdog's reason instead. Never a 200 with a full answer.
+  if (r) EXPECT_NE(r->status, 200) << r->body;
+  auto rc = j.wait_exit(20);
+  ASSERT_TRUE(rc.has_value()) << "the job still runs";
+  EXPECT_NE(*rc, 0);
+  EXPECT_LT(since(t0), 25.0);
+  const std::string err = j.stderr_text();
+  EXPECT_NE(err.find("test fault injected"), std::string::npos) << err;
+  // mpirun names the rank that ended the job.
+  EXPECT_TRUE(err.find("exited") != std::string::npos ||
+              err.find("did not complete within") != std::string::npos)
+      << err;
+}
+
+TEST_F(TpServe, RunWithHungWorkerAbortsWithinTheDeadline) {
+  Job j;
+  ASSERT_TRUE(
+      j.start(mpirun(2, {"--log-level", "warn", "run", "--model", model_a(), "--prompt-ids",
+                         "1,2,3,4", "-n", "16", "--threads", "1", "--tp", "2", "--tp-timeout", "2",
+                         "--tp-test-fault", "hang", "--tp-test-fault-step", "3"})));
+  const auto t0 = Clock::now();
+  auto rc = j.wait_exit(20);
+  ASSERT_TRUE(rc.has_value()) << "run still blocked after 20 s";
+  EXPECT_NE(*rc, 0);
+  EXPECT_LT(since(t0), 20.0);
+  EXPECT_NE(j.stderr_text().find("did not complete within 2.0 s"), std::string::npos)
+      << j.stderr_text();
+}
+
+}  // namespace
+}  // namespace arc
