@@ -3,6 +3,7 @@
 #include <memory>
 
 #include "api_common.h"
+#include "api_images.h"
 
 namespace arc::server {
 namespace {
@@ -45,7 +46,8 @@ Result<std::string> text_of(const json& content, const std::string& where) {
   return out;
 }
 
-Status convert_user_blocks(const json& blocks, size_t i, json& out_messages) {
+Status convert_user_blocks(const json& blocks, size_t i, json& out_messages,
+                           std::vector<ImageInput>& images) {
   json parts = json::array();
   auto flush_parts = [&] {
     if (!parts.empty()) {
@@ -76,14 +78,11 @@ Status convert_user_blocks(const json& blocks, size_t i, json& out_messages) {
           !src.contains("media_type") || !src["media_type"].is_string()) {
         return invalid_argument(where + ".source must be {type: base64, media_type, data}");
       }
-      std::string mt = src["media_type"];
-      if (mt != "image/png" && mt != "image/jpeg" && mt != "image/webp" && mt != "image/gif") {
-        return invalid_argument(where + ".source.media_type '" + mt +
-                                "' is not supported; use image/png, image/jpeg or image/webp");
-      }
-      parts.push_back(
-          {{"type", "image_url"},
-           {"image_url", {{"url", "data:" + mt + ";base64," + src["data"].get<std::string>()}}}});
+      ARC_ASSIGN_OR_RETURN(ImageInput img,
+                           image_from_base64(src["media_type"].get<std::string>(),
+                                             src["data"].get<std::string>(), where + ".source"));
+      parts.push_back(image_placeholder_part(images.size()));
+      images.push_back(std::move(img));
     } else if (type == "tool_result") {
       flush_parts();
       if (!blk.contains("tool_use_id") || !blk["tool_use_id"].is_string()) {
@@ -218,7 +217,7 @@ Result<ChatRequest> parse_anthropic_messages(const json& body, bool for_counting
       messages.push_back({{"role", role}, {"content", content}});
     } else if (content.is_array()) {
       if (role == "user") {
-        ARC_RETURN_IF_ERROR(convert_user_blocks(content, i, messages));
+        ARC_RETURN_IF_ERROR(convert_user_blocks(content, i, messages, req.images));
       } else {
         ARC_RETURN_IF_ERROR(convert_assistant_blocks(content, i, messages));
       }
@@ -266,6 +265,7 @@ void handle_count_tokens(InferenceService& service, const httplib::Request& req,
   if (!body.ok()) return send_anthropic_error(res, body.status());
   auto parsed = parse_anthropic_messages(*body, /*for_counting=*/true);
   if (!parsed.ok()) return send_anthropic_error(res, parsed.status());
+  if (Status s = check_images(service, *parsed); !s.ok()) return send_anthropic_error(res, s);
   auto n = service.count_chat_tokens(*parsed);
   if (!n.ok()) return send_anthropic_error(res, n.status());
   res.set_content(json({{"input_tokens", *n}}).dump(), "application/json");
@@ -279,6 +279,7 @@ void handle_messages(InferenceService& service, const httplib::Request& req,
   if (!parsed.ok()) return send_anthropic_error(res, parsed.status());
   auto stream = get_bool(*body, "stream");
   if (!stream.ok()) return send_anthropic_error(res, stream.status());
+  if (Status s = check_images(service, *parsed); !s.ok()) return send_anthropic_error(res, s);
   auto prepared = service.prepare_chat(*parsed);
   if (!prepared.ok()) return send_anthropic_error(res, prepared.status());
   const std::string id = make_id("msg_");

@@ -4,6 +4,7 @@
 #include <mutex>
 
 #include "api_common.h"
+#include "api_images.h"
 
 namespace arc::server {
 namespace {
@@ -88,12 +89,7 @@ Status validate_content_parts(const json& content, size_t index, bool allow_imag
       if (url == nullptr || !url->is_string()) {
         return invalid_argument(where + ".image_url.url must be a string");
       }
-      const std::string& u = url->get_ref<const std::string&>();
-      if (u.rfind("data:", 0) != 0) {
-        return invalid_argument(where +
-                                ": remote image URLs are not fetched; send the image inline as a "
-                                "data URI (data:image/png;base64,...)");
-      }
+      // The data URI itself is checked (and decoded) by take_images.
     } else {
       return invalid_argument(where + " has unsupported type '" + type +
                               "'; use 'text' or 'image_url'");
@@ -259,6 +255,7 @@ Result<ChatRequest> parse_openai_chat(const json& body) {
   if (!body.contains("messages")) return invalid_argument("'messages' is required");
   ARC_RETURN_IF_ERROR(validate_messages(body["messages"]));
   req.messages = body["messages"];
+  ARC_RETURN_IF_ERROR(take_images(req.messages, req.images));
   if (body.contains("tools") && !body["tools"].is_null()) {
     ARC_RETURN_IF_ERROR(validate_tools(body["tools"]));
     req.tools = body["tools"];
@@ -345,6 +342,7 @@ void handle_chat_completions(InferenceService& service, const httplib::Request& 
   if (body->contains("stream_options") && (*body)["stream_options"].is_object()) {
     include_usage = (*body)["stream_options"].value("include_usage", false);
   }
+  if (Status s = check_images(service, *parsed); !s.ok()) return send_openai_error(res, s);
   auto prepared = service.prepare_chat(*parsed);
   if (!prepared.ok()) return send_openai_error(res, prepared.status());
   const std::string id = make_id("chatcmpl-");

@@ -22,6 +22,7 @@ class FakeService : public InferenceService {
   std::vector<GenerationEvent> script;
   GenerationEvent finish;
   int64_t context_length = 64;
+  bool vision = false;  // what model() reports
   std::atomic<int> cancelled{0};
   std::atomic<int> runs{0};
   int delay_ms = 0;
@@ -47,6 +48,7 @@ class FakeService : public InferenceService {
     m.architecture = "qwen3moe";
     m.context_length = context_length;
     m.tools = true;
+    m.vision = vision;
     return m;
   }
 

@@ -1,0 +1,90 @@
+// WebP through libwebp's advanced API, decoding into a buffer we own and sized from the checked
+// header. Animated WebP is refused (a still image is expected); alpha is flattened onto white.
+#include <webp/decode.h>
+
+#include <new>
+
+#include "decoders.h"
+
+namespace arc::vision::detail {
+namespace {
+
+std::string vp8_status_text(VP8StatusCode s) {
+  switch (s) {
+    case VP8_STATUS_OUT_OF_MEMORY:
+      return "out of memory";
+    case VP8_STATUS_INVALID_PARAM:
+      return "invalid parameter";
+    case VP8_STATUS_BITSTREAM_ERROR:
+      return "corrupt bitstream";
+    case VP8_STATUS_UNSUPPORTED_FEATURE:
+      return "unsupported feature";
+    case VP8_STATUS_SUSPENDED:
+      return "decoding suspended";
+    case VP8_STATUS_USER_ABORT:
+      return "aborted";
+    case VP8_STATUS_NOT_ENOUGH_DATA:
+      return "the file ends early (truncated)";
+    case VP8_STATUS_OK:
+      break;
+  }
+  return "unknown error";
+}
+
+Result<WebPBitstreamFeatures> features(std::span<const uint8_t> bytes, const DecodeLimits& limits) {
+  WebPBitstreamFeatures f;
+  const VP8StatusCode s = WebPGetFeatures(bytes.data(), bytes.size(), &f);
+  if (s != VP8_STATUS_OK) {
+    return invalid_argument("the WebP is corrupt or truncated: " + vp8_status_text(s));
+  }
+  ARC_RETURN_IF_ERROR(check_dimensions(f.width, f.height, limits, "WebP"));
+  if (f.has_animation) {
+    return invalid_argument("animated WebP images are not supported; send a still image");
+  }
+  return f;
+}
+
+}  // namespace
+
+Result<ImageInfo> probe_webp(std::span<const uint8_t> bytes, const DecodeLimits& limits) {
+  ARC_ASSIGN_OR_RETURN(auto f, features(bytes, limits));
+  ImageInfo info;
+  info.format = ImageFormat::kWebp;
+  info.width = f.width;
+  info.height = f.height;
+  return info;
+}
+
+Result<Image> decode_webp(std::span<const uint8_t> bytes, const DecodeLimits& limits) {
+  ARC_ASSIGN_OR_RETURN(auto f, features(bytes, limits));
+  const size_t w = static_cast<size_t>(f.width), h = static_cast<size_t>(f.height);
+  const int channels = f.has_alpha ? 4 : 3;
+  Image img;
+  std::vector<uint8_t> rgba;
+  try {
+    img.rgb.resize(w * h * 3);
+    if (f.has_alpha) rgba.resize(w * h * 4);
+  } catch (const std::bad_alloc&) {
+    return resource_exhausted("out of memory decoding a WebP");
+  }
+  WebPDecoderConfig config;
+  if (!WebPInitDecoderConfig(&config)) return internal_error("libwebp version mismatch");
+  config.output.colorspace = f.has_alpha ? MODE_RGBA : MODE_RGB;
+  config.output.is_external_memory = 1;
+  uint8_t* dst = f.has_alpha ? rgba.data() : img.rgb.data();
+  config.output.u.RGBA.rgba = dst;
+  config.output.u.RGBA.stride = static_cast<int>(w * channels);
+  config.output.u.RGBA.size = w * h * channels;
+  const VP8StatusCode s = WebPDecode(bytes.data(), bytes.size(), &config);
+  WebPFreeDecBuffer(&config.output);  // external memory: frees nothing of ours
+  if (s != VP8_STATUS_OK) {
+    return invalid_argument("the WebP is corrupt or truncated: " + vp8_status_text(s));
+  }
+  if (f.has_alpha) flatten_rgba_on_white(rgba.data(), img.rgb.data(), w * h);
+  img.width = f.width;
+  img.height = f.height;
+  img.format = ImageFormat::kWebp;
+  return img;
+}
+
+}  // namespace arc::vision::detail

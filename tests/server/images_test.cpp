@@ -1,0 +1,271 @@
+// Images through the HTTP layer: base64 and data URIs, parts moved into ChatRequest::images,
+// and every refusal (no vision model, remote URL, bad base64, wrong or unsupported media type,
+// undecodable bytes, decompression bomb) a 400 in the route's own error dialect.
+#include <httplib.h>
+
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "anthropic_api.h"
+#include "api_images.h"
+#include "arc/server.h"
+#include "fake_service.h"
+#include "openai_api.h"
+
+namespace arc {
+namespace {
+
+using nlohmann::json;
+using testing::FakeService;
+using ::testing::HasSubstr;
+
+std::vector<uint8_t> image_file(const std::string& name) {
+  std::ifstream f(std::filesystem::path(ARC_TEST_DATA_DIR) / "vision" / name, std::ios::binary);
+  return {std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>()};
+}
+
+// An independent base64 encoder (RFC 4648 table, '=' padding) for building requests.
+std::string b64(const std::vector<uint8_t>& in) {
+  static const char* t = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  std::string out;
+  size_t i = 0;
+  for (; i + 2 < in.size(); i += 3) {
+    const uint32_t v = (in[i] << 16) | (in[i + 1] << 8) | in[i + 2];
+    for (int s = 18; s >= 0; s -= 6) out.push_back(t[(v >> s) & 63]);
+  }
+  if (i + 1 == in.size()) {
+    const uint32_t v = in[i] << 16;
+    out += {t[(v >> 18) & 63], t[(v >> 12) & 63], '=', '='};
+  } else if (i + 2 == in.size()) {
+    const uint32_t v = (in[i] << 16) | (in[i + 1] << 8);
+    out += {t[(v >> 18) & 63], t[(v >> 12) & 63], t[(v >> 6) & 63], '='};
+  }
+  return out;
+}
+
+std::string bytes_str(const std::vector<uint8_t>& v) {
+  return std::string(v.begin(), v.end());
+}
+
+TEST(Base64, KnownVectors) {
+  auto d = [](std::string_view s) {
+    auto r = server::decode_base64(s);
+    EXPECT_TRUE(r.ok()) << s << ": " << r.status().to_string();
+    return r.ok() ? bytes_str(*r) : std::string("<error>");
+  };
+  EXPECT_EQ(d(""), "");
+  EXPECT_EQ(d("TWFu"), "Man");
+  EXPECT_EQ(d("TWE="), "Ma");
+  EXPECT_EQ(d("TQ=="), "M");
+  EXPECT_EQ(d("TWE"), "Ma");        // padding left off
+  EXPECT_EQ(d("TW\r\nFu"), "Man");  // line breaks
+  EXPECT_EQ(d("-_-_"), d("+/+/"));  // URL-safe alphabet
+  EXPECT_EQ(d("+/+/"), "\xfb\xff\xbf");
+  auto bad = server::decode_base64("TW!u");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_THAT(bad.status().message(), HasSubstr("position 2"));
+  EXPECT_FALSE(server::decode_base64("TWFuT").ok());   // 5 characters: cut short
+  EXPECT_FALSE(server::decode_base64("TQ==TQ").ok());  // data after padding
+  EXPECT_FALSE(server::decode_base64("T===").ok());
+}
+
+TEST(DataUri, ParsesAndRefuses) {
+  const auto png = image_file("rgb8.png");
+  auto img = server::image_from_data_uri("data:image/png;base64," + b64(png), "x");
+  ASSERT_TRUE(img.ok()) << img.status().to_string();
+  EXPECT_EQ(img->bytes, png);
+  EXPECT_EQ(img->media_type, "image/png");
+  auto jpg = server::image_from_data_uri("data:IMAGE/JPG;name=a.jpg;base64,/9j/", "x");
+  ASSERT_TRUE(jpg.ok()) << jpg.status().to_string();
+  EXPECT_EQ(jpg->media_type, "image/jpeg");
+
+  auto remote = server::image_from_data_uri("https://example.com/cat.png", "part");
+  ASSERT_FALSE(remote.ok());
+  EXPECT_THAT(remote.status().message(), HasSubstr("data URI"));
+  EXPECT_THAT(remote.status().message(), HasSubstr("part"));
+  auto plain = server::image_from_data_uri("data:image/png,rawbytes", "x");
+  ASSERT_FALSE(plain.ok());
+  EXPECT_THAT(plain.status().message(), HasSubstr("base64"));
+  auto gif = server::image_from_data_uri("data:image/gif;base64,R0lGODlh", "x");
+  ASSERT_FALSE(gif.ok());
+  EXPECT_THAT(gif.status().message(), HasSubstr("image/gif"));
+  EXPECT_FALSE(server::image_from_data_uri("data:image/png;base64", "x").ok());   // no comma
+  EXPECT_FALSE(server::image_from_data_uri("data:image/png;base64,", "x").ok());  // empty
+}
+
+json openai_image_body(const std::string& url) {
+  return {
+      {"model", "x"},
+      {"messages", json::array({{{"role", "user"},
+                                 {"content", json::array({{{"type", "text"}, {"text", "hi"}},
+                                                          {{"type", "image_url"},
+                                                           {"image_url", {{"url", url}}}}})}}})}};
+}
+
+json anthropic_image_body(const std::string& media_type, const std::string& data) {
+  return {{"model", "x"},
+          {"max_tokens", 8},
+          {"messages",
+           json::array(
+               {{{"role", "user"},
+                 {"content",
+                  json::array({{{"type", "image"},
+                                {"source",
+                                 {{"type", "base64"}, {"media_type", media_type}, {"data", data}}}},
+                               {{"type", "text"}, {"text", "what is it?"}}})}}})}};
+}
+
+TEST(ImageParts, OpenAiPartsMoveIntoImages) {
+  const auto png = image_file("rgb8.png");
+  auto r = server::parse_openai_chat(openai_image_body("data:image/png;base64," + b64(png)));
+  ASSERT_TRUE(r.ok()) << r.status().to_string();
+  ASSERT_EQ(r->images.size(), 1u);
+  EXPECT_EQ(r->images[0].bytes, png);
+  const json& part = r->messages[0]["content"][1];
+  EXPECT_EQ(part["type"], "image_url");
+  EXPECT_EQ(part["arc_image_index"], 0);
+  EXPECT_EQ(r->messages.dump().find("base64"), std::string::npos);  // no data left in JSON
+}
+
+TEST(ImageParts, AnthropicBlocksMoveIntoImages) {
+  const auto jpg = image_file("quad.jpg");
+  auto r = server::parse_anthropic_messages(anthropic_image_body("image/jpeg", b64(jpg)), false);
+  ASSERT_TRUE(r.ok()) << r.status().to_string();
+  ASSERT_EQ(r->images.size(), 1u);
+  EXPECT_EQ(r->images[0].bytes, jpg);
+  EXPECT_EQ(r->images[0].media_type, "image/jpeg");
+  const json& parts = r->messages[0]["content"];
+  ASSERT_EQ(parts.size(), 2u);
+  EXPECT_EQ(parts[0]["type"], "image_url");
+  EXPECT_EQ(parts[0]["arc_image_index"], 0);
+  EXPECT_EQ(parts[1]["text"], "what is it?");
+}
+
+class ImageServerTest : public ::testing::Test {
+ protected:
+  void start() {
+    ServerOptions o;
+    o.port = 0;
+    server_ = std::make_unique<Server>(o, service_);
+    ASSERT_TRUE(server_->start().ok());
+    client_ = std::make_unique<httplib::Client>("127.0.0.1", server_->port());
+    client_->set_read_timeout(10, 0);
+  }
+  void TearDown() override {
+    if (server_) server_->stop();
+  }
+  // OpenAI: status and error message (or "" on success).
+  std::pair<int, std::string> openai(const std::string& url) {
+    auto r =
+        client_->Post("/v1/chat/completions", openai_image_body(url).dump(), "application/json");
+    if (!r) return {0, "no response"};
+    auto j = json::parse(r->body);
+    if (r->status != 200) {
+      EXPECT_TRUE(j.contains("error")) << r->body;
+      EXPECT_EQ(j["error"]["type"], "invalid_request_error") << r->body;
+      return {r->status, j["error"].value("message", "")};
+    }
+    return {200, ""};
+  }
+  std::pair<int, std::string> anthropic(const std::string& mt, const std::string& data,
+                                        const std::string& path = "/v1/messages") {
+    auto r = client_->Post(path, anthropic_image_body(mt, data).dump(), "application/json");
+    if (!r) return {0, "no response"};
+    auto j = json::parse(r->body);
+    if (r->status != 200) {
+      EXPECT_EQ(j["type"], "error") << r->body;
+      EXPECT_EQ(j["error"]["type"], "invalid_request_error") << r->body;
+      return {r->status, j["error"].value("message", "")};
+    }
+    return {200, ""};
+  }
+
+  FakeService service_;
+  std::unique_ptr<Server> server_;
+  std::unique_ptr<httplib::Client> client_;
+};
+
+TEST_F(ImageServerTest, ModelWithoutVisionRefuses) {
+  start();
+  const std::string png = b64(image_file("rgb8.png"));
+  auto [st, msg] = openai("data:image/png;base64," + png);
+  EXPECT_EQ(st, 400);
+  EXPECT_THAT(msg, HasSubstr("no vision projector"));
+  auto [st2, msg2] = anthropic("image/png", png);
+  EXPECT_EQ(st2, 400);
+  EXPECT_THAT(msg2, HasSubstr("no vision projector"));
+  auto [st3, msg3] = anthropic("image/png", png, "/v1/messages/count_tokens");
+  EXPECT_EQ(st3, 400);
+  EXPECT_THAT(msg3, HasSubstr("no vision projector"));
+}
+
+TEST_F(ImageServerTest, VisionModelAcceptsAndReports) {
+  service_.vision = true;
+  start();
+  auto models = client_->Get("/v1/models");
+  ASSERT_TRUE(models);
+  EXPECT_EQ(json::parse(models->body)["data"][0]["meta"]["capabilities"]["vision"], true);
+  const auto png = image_file("rgb8.png");
+  auto [st, msg] = openai("data:image/png;base64," + b64(png));
+  ASSERT_EQ(st, 200) << msg;
+  {
+    std::lock_guard<std::mutex> lock(service_.mu);
+    ASSERT_EQ(service_.last_chat.images.size(), 1u);
+    EXPECT_EQ(service_.last_chat.images[0].bytes, png);
+  }
+  const auto webp = image_file("quad_lossy.webp");
+  auto [st2, msg2] = anthropic("image/webp", b64(webp));
+  ASSERT_EQ(st2, 200) << msg2;
+  std::lock_guard<std::mutex> lock(service_.mu);
+  ASSERT_EQ(service_.last_chat.images.size(), 1u);
+  EXPECT_EQ(service_.last_chat.images[0].media_type, "image/webp");
+}
+
+TEST_F(ImageServerTest, BadImagesAre400InEachDialect) {
+  service_.vision = true;
+  start();
+  const std::string png = b64(image_file("rgb8.png"));
+  struct Case {
+    std::string media_type, data, needle;
+  };
+  const std::vector<Case> cases = {
+      {"image/png", "iVBO!!!!", "not base64"},
+      {"image/png", b64({'G', 'I', 'F', '8', '9', 'a', 1, 0, 1, 0}), "unsupported image format"},
+      {"image/jpeg", png, "declared image/jpeg but its data is image/png"},
+      {"image/gif", png, "image/gif"},
+      {"image/png", b64(image_file("bomb.png")), "100000x100000"},
+      {"image/webp", b64(image_file("bomb.webp")), "megapixels"},
+      {"image/png", png.substr(0, 24), "truncated"},
+  };
+  for (const auto& c : cases) {
+    auto [st, msg] = openai("data:" + c.media_type + ";base64," + c.data);
+    EXPECT_EQ(st, 400) << c.needle;
+    EXPECT_THAT(msg, HasSubstr(c.needle));
+    auto [st2, msg2] = anthropic(c.media_type, c.data);
+    EXPECT_EQ(st2, 400) << c.needle;
+    EXPECT_THAT(msg2, HasSubstr(c.needle));
+  }
+  auto [st, msg] = openai("http://example.com/a.png");
+  EXPECT_EQ(st, 400);
+  EXPECT_THAT(msg, HasSubstr("data URI"));
+  EXPECT_EQ(service_.runs.load(), 0);  // nothing reached the engine
+}
+
+TEST_F(ImageServerTest, TooManyImages) {
+  service_.vision = true;
+  start();
+  json body = openai_image_body("data:image/png;base64," + b64(image_file("rgb8.png")));
+  json& parts = body["messages"][0]["content"];
+  while (parts.size() <= server::kMaxImagesPerRequest + 1) parts.push_back(parts[1]);
+  auto r = client_->Post("/v1/chat/completions", body.dump(), "application/json");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 400);
+  EXPECT_THAT(r->body, HasSubstr("at most"));
+}
+
+}  // namespace
+}  // namespace arc
