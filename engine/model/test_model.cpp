@@ -142,6 +142,16 @@ constexpr const char* kChatMl =
     "message['content'] + '<|im_end|>' + '\\n' }}{% endfor %}{% if add_generation_prompt %}"
     "{{ '<|im_start|>assistant\\n' }}{% endif %}";
 
+// Qwen-VL style: list content renders text parts and one placeholder per image part.
+constexpr const char* kChatMlVision =
+    "{% for message in messages %}{{ '<|im_start|>' + message['role'] + '\\n' }}"
+    "{% if message['content'] is string %}{{ message['content'] }}{% else %}"
+    "{% for part in message['content'] %}{% if part['type'] == 'image_url' or "
+    "part['type'] == 'image' %}{{ '<|vision_start|><|image_pad|><|vision_end|>' }}"
+    "{% elif part['type'] == 'text' %}{{ part['text'] }}{% endif %}{% endfor %}{% endif %}"
+    "{{ '<|im_end|>' + '\\n' }}{% endfor %}{% if add_generation_prompt %}"
+    "{{ '<|im_start|>assistant\\n' }}{% endif %}";
+
 gguf::Value str_array(const std::vector<std::string>& v) {
   gguf::Array a;
   a.elem_type = gguf::ValueType::kString;
@@ -187,7 +197,7 @@ int64_t add_synthetic_vocab(gguf::Writer& w, int64_t n_vocab, bool vision) {
   w.set("tokenizer.ggml.bos_token_id", gguf::Value::u32(256));
   w.set("tokenizer.ggml.eos_token_id", gguf::Value::u32(258));
   w.set("tokenizer.ggml.add_bos_token", gguf::Value::boolean(false));
-  w.set("tokenizer.chat_template", gguf::Value::str(kChatMl));
+  w.set("tokenizer.chat_template", gguf::Value::str(vision ? kChatMlVision : kChatMl));
   return n_vocab;
 }
 

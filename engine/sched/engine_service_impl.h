@@ -15,6 +15,8 @@
 #include "arc/model.h"
 #include "arc/output_parser.h"
 #include "arc/tokenizer.h"
+#include "arc/vision_encoder.h"
+#include "sched/image_inputs.h"
 #include "sched/scheduler.h"
 
 namespace arc {
@@ -35,6 +37,11 @@ struct LoadedModel {
   std::optional<ChatFormatter> formatter;
   OutputSyntax syntax = OutputSyntax::kPlain;
   std::vector<int32_t> stop_tokens;
+  // Image input: the vision projector (mmproj) paired with the model, if any.
+  std::unique_ptr<vision::VisionEncoder> vision;
+  std::string mmproj_path;
+  ImageEmbeddingCache image_cache;
+  int32_t image_pad_id = -1;  // <|image_pad|>
 
   mutable std::mutex mu;  // guards scheduler (reset on unload)
   std::unique_ptr<Scheduler> scheduler;
@@ -78,8 +85,12 @@ struct EngineService::Impl {
 };
 
 // model_loader.cpp
+// mmproj: the vision projector to load with the model; empty: a mmproj-*.gguf beside a vision
+// model is paired automatically; "none": no projector.
 Result<std::shared_ptr<LoadedModel>> load_model(EngineService::Impl& m, const std::string& path,
-                                                int64_t ctx_size);
+                                                int64_t ctx_size, const std::string& mmproj = "");
+// The vision projector beside `model_path` (mmproj*.gguf in its folder), or "" when none.
+std::string find_paired_mmproj(const std::string& model_path);
 // Returns true when a model was loaded.
 bool unload_model(EngineService::Impl& m);
 

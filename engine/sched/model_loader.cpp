@@ -80,8 +80,33 @@ bool unload_model(EngineService::Impl& m) {
   return true;
 }
 
+std::string find_paired_mmproj(const std::string& model_path) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  const fs::path model(model_path);
+  const fs::path dir = model.has_parent_path() ? model.parent_path() : fs::path(".");
+  std::vector<std::string> found;
+  for (const auto& ent : fs::directory_iterator(dir, ec)) {
+    std::string name = ent.path().filename().string();
+    std::string lower = name;
+    std::transform(lower.begin(), lower.end(), lower.begin(),
+                   [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+    if (lower.rfind("mmproj", 0) == 0 && lower.size() > 5 &&
+        lower.compare(lower.size() - 5, 5, ".gguf") == 0 && ent.is_regular_file(ec)) {
+      found.push_back(ent.path().string());
+    }
+  }
+  if (found.empty()) return "";
+  std::sort(found.begin(), found.end());
+  if (found.size() > 1) {
+    logger("engine")->warn("several vision projectors beside {}; using {} (choose with --mmproj)",
+                           model_path, found.front());
+  }
+  return found.front();
+}
+
 Result<std::shared_ptr<LoadedModel>> load_model(EngineService::Impl& m, const std::string& path,
-                                                int64_t ctx_size) {
+                                                int64_t ctx_size, const std::string& mmproj) {
   auto l = std::make_shared<LoadedModel>();
   auto file = gguf::File::open(path);
   if (!file.ok()) return file.status();
@@ -178,7 +203,34 @@ Result<std::shared_ptr<LoadedModel>> load_model(EngineService::Impl& m, const st
                   l->formatter->chat_template().source().find("tool") != std::string::npos;
   l->info.reasoning = l->formatter.has_value() &&
                       l->formatter->chat_template().source().find("<think>") != std::string::npos;
-  l->info.vision = false;
+  // The vision projector: given, or paired from beside a vision model.
+  std::string mm = mmproj == "none" ? "" : mmproj;
+  if (mm.empty() && mmproj != "none" && c.mrope()) mm = find_paired_mmproj(path);
+  if (!mm.empty()) {
+    if (!c.mrope()) {
+      return invalid_argument("--mmproj was given but " + l->info.architecture +
+                              " models take no images (vision families: qwen3vlmoe)");
+    }
+    auto enc = vision::VisionEncoder::load(mm, m.opt.threads);
+    if (!enc.ok()) return enc.status();
+    const vision::VisionConfig& vc = (*enc)->config();
+    if (vc.proj_dim != c.n_embd || vc.n_deepstack() != c.n_deepstack) {
+      return invalid_argument(
+          "the vision projector " + mm + " does not fit this model: it outputs " +
+          std::to_string(vc.proj_dim) + " values with " + std::to_string(vc.n_deepstack()) +
+          " deepstack layers, the model " + "takes " + std::to_string(c.n_embd) + " with " +
+          std::to_string(c.n_deepstack));
+    }
+    auto pad = l->tokenizer->find_token("<|image_pad|>");
+    if (!pad) {
+      return invalid_argument("the model's vocabulary has no <|image_pad|> token for images");
+    }
+    l->image_pad_id = static_cast<int32_t>(*pad);
+    l->vision = std::move(*enc);
+    l->mmproj_path = mm;
+    logger("engine")->info("vision projector {}", mm);
+  }
+  l->info.vision = l->vision != nullptr;
   return l;
 }
 

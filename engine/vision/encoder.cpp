@@ -437,6 +437,13 @@ const VisionConfig& VisionEncoder::config() const {
 PreprocessConfig VisionEncoder::preprocess_config() const {
   const VisionConfig& c = impl_->cfg;
   PreprocessConfig p;
+  // The processor's pixel budget is for 16-pixel patches; other patch sizes keep its token budget
+  // ((p / 16)^2 of the pixels). The largest image is what the encoder takes (kMaxPatches).
+  const double scale = static_cast<double>(c.patch_size * c.patch_size) / 256.0;
+  p.min_pixels = std::max<int64_t>(static_cast<int64_t>(static_cast<double>(p.min_pixels) * scale),
+                                   c.patch_size * c.patch_size * c.merge_size * c.merge_size);
+  p.max_pixels = std::min<int64_t>(static_cast<int64_t>(static_cast<double>(p.max_pixels) * scale),
+                                   kMaxPatches * c.patch_size * c.patch_size);
   p.patch_size = static_cast<int>(c.patch_size);
   p.merge_size = static_cast<int>(c.merge_size);
   p.temporal_patch_size = static_cast<int>(c.temporal_patch);
