@@ -89,8 +89,6 @@ struct EngineService::Impl {
 // model is paired automatically; "none": no projector.
 Result<std::shared_ptr<LoadedModel>> load_model(EngineService::Impl& m, const std::string& path,
                                                 int64_t ctx_size, const std::string& mmproj = "");
-// The vision projector beside `model_path` (mmproj*.gguf in its folder), or "" when none.
-std::string find_paired_mmproj(const std::string& model_path);
 // Returns true when a model was loaded.
 bool unload_model(EngineService::Impl& m);
 

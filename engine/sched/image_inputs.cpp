@@ -2,7 +2,9 @@
 #include "sched/image_inputs.h"
 
 #include <algorithm>
+#include <filesystem>
 
+#include "arc/log.h"
 #include "arc/mrope.h"
 #include "arc/vision_image.h"
 
@@ -36,6 +38,31 @@ void ImageEmbeddingCache::put(uint64_t hash, std::shared_ptr<const vision::Image
 uint64_t ImageEmbeddingCache::hits() const {
   std::lock_guard<std::mutex> lock(mu_);
   return hits_;
+}
+
+std::string find_paired_mmproj(const std::string& model_path) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  const fs::path model(model_path);
+  const fs::path dir = model.has_parent_path() ? model.parent_path() : fs::path(".");
+  std::vector<std::string> found;
+  for (const auto& ent : fs::directory_iterator(dir, ec)) {
+    std::string name = ent.path().filename().string();
+    std::string lower = name;
+    std::transform(lower.begin(), lower.end(), lower.begin(),
+                   [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+    if (lower.rfind("mmproj", 0) == 0 && lower.size() > 5 &&
+        lower.compare(lower.size() - 5, 5, ".gguf") == 0 && ent.is_regular_file(ec)) {
+      found.push_back(ent.path().string());
+    }
+  }
+  if (found.empty()) return "";
+  std::sort(found.begin(), found.end());
+  if (found.size() > 1) {
+    logger("engine")->warn("several vision projectors beside {}; using {} (choose with --mmproj)",
+                           model_path, found.front());
+  }
+  return found.front();
 }
 
 namespace {

@@ -12,6 +12,7 @@
 #include <memory>
 #include <mutex>
 #include <span>
+#include <string>
 #include <vector>
 
 #include "arc/model_config.h"
@@ -51,6 +52,10 @@ struct ImagePrompt {
   int64_t image_tokens = 0;
   int64_t encoded = 0;  // images encoded now (the rest came from the cache)
 };
+
+// The vision projector beside `model_path` (mmproj*.gguf in its folder, the name llama.cpp's
+// converter and the model repositories use), or "" when there is none.
+std::string find_paired_mmproj(const std::string& model_path);
 
 // `ids` hold one `pad_id` per image, in the order of `images`. Errors (bad image, placeholder
 // count, projector and model that do not fit together) are INVALID_ARGUMENT with the reason.

@@ -80,31 +80,6 @@ bool unload_model(EngineService::Impl& m) {
   return true;
 }
 
-std::string find_paired_mmproj(const std::string& model_path) {
-  namespace fs = std::filesystem;
-  std::error_code ec;
-  const fs::path model(model_path);
-  const fs::path dir = model.has_parent_path() ? model.parent_path() : fs::path(".");
-  std::vector<std::string> found;
-  for (const auto& ent : fs::directory_iterator(dir, ec)) {
-    std::string name = ent.path().filename().string();
-    std::string lower = name;
-    std::transform(lower.begin(), lower.end(), lower.begin(),
-                   [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-    if (lower.rfind("mmproj", 0) == 0 && lower.size() > 5 &&
-        lower.compare(lower.size() - 5, 5, ".gguf") == 0 && ent.is_regular_file(ec)) {
-      found.push_back(ent.path().string());
-    }
-  }
-  if (found.empty()) return "";
-  std::sort(found.begin(), found.end());
-  if (found.size() > 1) {
-    logger("engine")->warn("several vision projectors beside {}; using {} (choose with --mmproj)",
-                           model_path, found.front());
-  }
-  return found.front();
-}
-
 Result<std::shared_ptr<LoadedModel>> load_model(EngineService::Impl& m, const std::string& path,
                                                 int64_t ctx_size, const std::string& mmproj) {
   auto l = std::make_shared<LoadedModel>();

@@ -190,5 +190,34 @@ TEST_F(VisionE2E, BadImagesAre400s) {
   EXPECT_EQ(ok->status, 200);
 }
 
+// `run --image` on the same files: the projector is paired from beside the model.
+std::string run_json(const std::string& args) {
+  const std::string cmd = std::string(ARC_BIN_DIR) + "/arclight-engine --log-level error run -m " +
+                          (dir() / "model.gguf").string() + " -n 4 --json " + args + " 2>&1";
+  FILE* p = popen(cmd.c_str(), "r");
+  std::string out;
+  char buf[4096];
+  size_t n = 0;
+  while (p != nullptr && (n = fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
+  if (p != nullptr) pclose(p);
+  return out;
+}
+
+TEST_F(VisionE2E, RunCommandTakesAnImage) {
+  const std::string png = std::string(ARC_TEST_DATA_DIR) + "/vision/rgb8.png";
+  const std::string jpg = std::string(ARC_TEST_DATA_DIR) + "/vision/quad.jpg";
+  const json a = json::parse(run_json("--image " + png + " --prompt hi"));
+  const json a2 = json::parse(run_json("--image " + png + " --prompt hi"));
+  const json b = json::parse(run_json("--image " + jpg + " --prompt hi"));
+  const json text = json::parse(run_json("--prompt hi"));
+  EXPECT_EQ(a["tokens"], a2["tokens"]);
+  EXPECT_GT(a["prompt_tokens"].size(), text["prompt_tokens"].size() + 16);
+  // The model reads the image: other pixels, other prompt embeddings, other logits.
+  EXPECT_NE(a["steps"], b["steps"]);
+  const std::string bad =
+      run_json("--image " + std::string(ARC_TEST_DATA_DIR) + "/vision/bomb.png --prompt hi");
+  EXPECT_NE(bad.find("limit"), std::string::npos) << bad;
+}
+
 }  // namespace
 }  // namespace arc
