@@ -18,6 +18,9 @@ BUILD_PKGS=(
 )
 TEST_PKGS=(
   prometheus xvfb xauth fonts-dejavu-core
+  # aarch64 (DGX Spark's Grace CPU): the NEON kernels are cross-compiled and their tests run
+  # under user-mode emulation (test_kernels_aarch64); googletest's sources are built for it.
+  g++-aarch64-linux-gnu qemu-user-static googletest
 )
 # Node.js and npm (for the official OpenAI/Anthropic client tests) may come from Debian or
 # from NodeSource; only install Debian's when no node is on the PATH.

@@ -84,7 +84,7 @@ struct Block32Kernel {
         const auto* xb = reinterpret_cast<const BlockQ8_0*>(xa + t * xs) + b;
         const int32x4_t p =
             dot16(dot16(vdupq_n_s32(0), q0, vld1q_s8(xb->qs)), q1, vld1q_s8(xb->qs + 16));
-        acc[t] = vmlaq_n_f32(acc[t], vcvtq_f32_s32(p), dw * quant::fp16_to_f32(xb->d));
+        acc[t] = vfmaq_n_f32(acc[t], vcvtq_f32_s32(p), dw * quant::fp16_to_f32(xb->d));
       }
     }
     for (int t = 0; t < NT; ++t) out[t] = vaddvq_f32(acc[t]);

@@ -43,10 +43,20 @@ TEST(Fp16, EveryHalfRoundTrips) {
   }
 }
 
-#if defined(__FLT16_MAX__)
+// The compiler's half type: on aarch64 GCC offers ARM's __fp16 (IEEE layout; conversions are FCVT
+// instructions, round-to-nearest-even) but no _Float16 in C++; elsewhere _Float16 when available.
+#if defined(__aarch64__)
+#define ARC_HAVE_COMPILER_HALF 1
+using CompilerHalf = __fp16;
+#elif defined(__FLT16_MAX__)
+#define ARC_HAVE_COMPILER_HALF 1
+using CompilerHalf = _Float16;
+#endif
+
+#if defined(ARC_HAVE_COMPILER_HALF)
 TEST(Fp16, MatchesCompilerFloat16) {
   for (uint32_t h = 0; h < 0x10000; ++h) {
-    _Float16 v;
+    CompilerHalf v;
     const uint16_t hb = static_cast<uint16_t>(h);
     std::memcpy(&v, &hb, 2);
     const float f = static_cast<float>(v);
@@ -58,14 +68,14 @@ TEST(Fp16, MatchesCompilerFloat16) {
   for (int i = 0; i < 200000; ++i) {
     const float f = f32_from_bits(static_cast<uint32_t>(rng()));
     if (std::isnan(f)) continue;
-    const _Float16 v = static_cast<_Float16>(f);
+    const CompilerHalf v = static_cast<CompilerHalf>(f);
     uint16_t want;
     std::memcpy(&want, &v, 2);
     ASSERT_EQ(fp32_to_fp16(f), want) << f;
   }
   for (uint32_t bits = 0x33000000u - 4096; bits < 0x38800000u + 4096; bits += 331) {
     const float f = f32_from_bits(bits);
-    const _Float16 v = static_cast<_Float16>(f);
+    const CompilerHalf v = static_cast<CompilerHalf>(f);
     uint16_t want;
     std::memcpy(&want, &v, 2);
     ASSERT_EQ(fp32_to_fp16(f), want) << std::hex << bits;

@@ -212,6 +212,12 @@ TEST(Dispatch, LevelsAreConsistent) {
   if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) {
     EXPECT_TRUE(cpu::isa_available(IsaLevel::kAvx2));
   }
+#elif defined(__aarch64__)
+  // Advanced SIMD is mandatory on aarch64: dispatch must pick the NEON kernels (also under qemu,
+  // where test_kernels_aarch64 relies on this to exercise them).
+  EXPECT_EQ(cpu::best_isa(), IsaLevel::kNeon);
+  EXPECT_EQ(levels.size(), 2u);
+  EXPECT_FALSE(cpu::isa_available(IsaLevel::kAvx2));
 #endif
 }
 

@@ -230,5 +230,8 @@ TEST(OpsIsa, BestIsListedLast) {
       __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq")) {
     EXPECT_EQ(k::ops_isa_best(), k::OpsIsa::kAvx512);
   }
+#elif defined(__aarch64__)
+  EXPECT_EQ(k::ops_isa_best(), k::OpsIsa::kNeon);
+  EXPECT_EQ(isas.size(), 2u);
 #endif
 }
