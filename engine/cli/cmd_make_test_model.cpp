@@ -51,6 +51,8 @@ void add_make_test_model_command(CLI::App& app, CliContext& ctx) {
   cmd->add_option("--vision-hidden", opts->v.n_embd)->capture_default_str();
   cmd->add_option("--vision-heads", opts->v.n_head)->capture_default_str();
   cmd->add_option("--vision-ff", opts->v.n_ff)->capture_default_str();
+  cmd->add_option("--mmproj-type", opts->v.type, "projector matrices: F32, F16, Q8_0")
+      ->capture_default_str();
   cmd->add_option("--patch", opts->v.patch_size, "vision patch size (real models: 16)")
       ->capture_default_str();
   o.fixtures_dir = "../shared/fixtures";

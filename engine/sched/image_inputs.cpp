@@ -2,6 +2,7 @@
 #include "sched/image_inputs.h"
 
 #include <algorithm>
+#include <chrono>
 #include <filesystem>
 
 #include "arc/log.h"
@@ -112,8 +113,13 @@ Result<ImagePrompt> expand_image_prompt(std::span<const int32_t> ids, int32_t pa
       if (!img.ok()) return img.status().with_context("image " + std::to_string(k + 1));
       auto grid = vision::preprocess(*img, encoder.preprocess_config());
       if (!grid.ok()) return grid.status().with_context("image " + std::to_string(k + 1));
+      const auto t0 = std::chrono::steady_clock::now();
       auto enc = encoder.encode(*grid);
       if (!enc.ok()) return enc.status().with_context("image " + std::to_string(k + 1));
+      logger("vision")->info(
+          "encoded a {}x{} image: {}x{} patches, {} tokens in {:.1f} ms", img->width, img->height,
+          grid->w, grid->h, enc->n_tokens,
+          std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
       e = std::make_shared<const vision::ImageEmbeddings>(std::move(*enc));
       cache.put(h, e);
       out.encoded++;
