@@ -52,6 +52,10 @@ Status TpDriver::free_sequence(int32_t seq) {
 }
 
 Result<std::vector<float>> TpDriver::step(const ForwardBatch& batch) {
+  if (comm_.size() > 1 && (!batch.rope_positions.empty() || !batch.embd_rows.empty())) {
+    // The step message carries token ids only; workers would compute without the images.
+    return unimplemented("images are not supported with tensor parallelism yet");
+  }
   if (comm_.size() > 1) {
     // [tokens | positions | seq_ids | logit_rows]
     std::vector<int32_t> p;
