@@ -265,7 +265,8 @@ void handle_count_tokens(InferenceService& service, const httplib::Request& req,
   if (!body.ok()) return send_anthropic_error(res, body.status());
   auto parsed = parse_anthropic_messages(*body, /*for_counting=*/true);
   if (!parsed.ok()) return send_anthropic_error(res, parsed.status());
-  if (Status s = check_images(service, *parsed); !s.ok()) return send_anthropic_error(res, s);
+  if (Status s = check_images(service, *parsed, /*strict_media_type=*/true); !s.ok())
+    return send_anthropic_error(res, s);
   auto n = service.count_chat_tokens(*parsed);
   if (!n.ok()) return send_anthropic_error(res, n.status());
   res.set_content(json({{"input_tokens", *n}}).dump(), "application/json");
@@ -279,7 +280,8 @@ void handle_messages(InferenceService& service, const httplib::Request& req,
   if (!parsed.ok()) return send_anthropic_error(res, parsed.status());
   auto stream = get_bool(*body, "stream");
   if (!stream.ok()) return send_anthropic_error(res, stream.status());
-  if (Status s = check_images(service, *parsed); !s.ok()) return send_anthropic_error(res, s);
+  if (Status s = check_images(service, *parsed, /*strict_media_type=*/true); !s.ok())
+    return send_anthropic_error(res, s);
   auto prepared = service.prepare_chat(*parsed);
   if (!prepared.ok()) return send_anthropic_error(res, prepared.status());
   const std::string id = make_id("msg_");

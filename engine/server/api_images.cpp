@@ -73,12 +73,15 @@ std::string canonical_media_type(std::string_view declared) {
 }  // namespace
 
 Result<ImageInput> image_from_base64(std::string_view media_type, std::string_view data,
-                                     const std::string& where) {
+                                     const std::string& where, bool strict_media_type) {
   ImageInput img;
   img.media_type = canonical_media_type(media_type);
   if (img.media_type.empty()) {
-    return invalid_argument(where + ": media type '" + std::string(media_type) +
-                            "' is not supported; send image/png, image/jpeg or image/webp");
+    if (strict_media_type || lower(media_type).rfind("image/", 0) != 0) {
+      return invalid_argument(where + ": media type '" + std::string(media_type) +
+                              "' is not supported; send image/png, image/jpeg or image/webp");
+    }
+    img.media_type = lower(media_type);  // the bytes decide (check_images)
   }
   auto bytes = decode_base64(data);
   if (!bytes.ok()) return invalid_argument(where + ": " + bytes.status().message());
@@ -118,7 +121,7 @@ Result<ImageInput> image_from_data_uri(std::string_view uri, const std::string& 
     return invalid_argument(
         where + ": the data URI must be base64 (data:" + std::string(media_type) + ";base64,...)");
   }
-  return image_from_base64(media_type, uri.substr(comma + 1), where);
+  return image_from_base64(media_type, uri.substr(comma + 1), where, /*strict_media_type=*/false);
 }
 
 json image_placeholder_part(size_t index) {
@@ -152,7 +155,7 @@ Status take_images(json& messages, std::vector<ImageInput>& images) {
   return ok_status();
 }
 
-Status check_images(const InferenceService& service, ChatRequest& request) {
+Status check_images(const InferenceService& service, ChatRequest& request, bool strict_media_type) {
   if (request.images.empty()) return ok_status();
   if (auto m = service.model(); m && !m->vision) {
     return invalid_argument("the loaded model (" + m->id +
@@ -171,10 +174,11 @@ Status check_images(const InferenceService& service, ChatRequest& request) {
     auto info = vision::probe_image(img.bytes);
     if (!info.ok()) return invalid_argument(which + ": " + info.status().message());
     const std::string actual(vision::image_media_type(info->format));
-    if (actual != img.media_type) {
+    if (strict_media_type && actual != img.media_type) {
       return invalid_argument(which + " is declared " + img.media_type + " but its data is " +
                               actual + "; send the matching media type");
     }
+    img.media_type = actual;
   }
   return ok_status();
 }

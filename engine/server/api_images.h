@@ -23,12 +23,14 @@ inline constexpr size_t kMaxImagesPerRequest = 32;
 // names the first bad character's position.
 Result<std::vector<uint8_t>> decode_base64(std::string_view text);
 
-// A base64 image with its declared media type (image/png, image/jpeg (or image/jpg),
-// image/webp). `where` names the request field for error messages.
+// A base64 image with its declared media type. Strict (Anthropic, whose API refuses other types):
+// image/png, image/jpeg (or image/jpg), image/webp. Lenient (OpenAI, which sniffs): any image/*;
+// the bytes decide. `where` names the request field for error messages.
 Result<ImageInput> image_from_base64(std::string_view media_type, std::string_view data,
-                                     const std::string& where);
+                                     const std::string& where, bool strict_media_type = true);
 
-// "data:image/png;base64,...." -> the image. Remote http(s) URLs are refused (never fetched).
+// "data:image/png;base64,...." -> the image (lenient media type). Remote http(s) URLs are
+// refused (never fetched).
 Result<ImageInput> image_from_data_uri(std::string_view uri, const std::string& where);
 
 // The part that stands for the k-th image in ChatRequest::messages.
@@ -39,8 +41,9 @@ nlohmann::json image_placeholder_part(size_t index);
 Status take_images(nlohmann::json& messages, std::vector<ImageInput>& images);
 
 // Before prepare: a request with images needs a model that sees; each image's bytes must be a
-// PNG, JPEG or WebP matching its declared type and within the decode limits (header only; the
-// engine decodes the pixels). Sets each ImageInput::media_type to the sniffed format.
-Status check_images(const InferenceService& service, ChatRequest& request);
+// PNG, JPEG or WebP within the decode limits (header only; the engine decodes the pixels) and,
+// when strict (Anthropic), match the declared type. Sets each ImageInput::media_type to the
+// sniffed format.
+Status check_images(const InferenceService& service, ChatRequest& request, bool strict_media_type);
 
 }  // namespace arc::server

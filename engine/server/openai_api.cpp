@@ -342,7 +342,8 @@ void handle_chat_completions(InferenceService& service, const httplib::Request& 
   if (body->contains("stream_options") && (*body)["stream_options"].is_object()) {
     include_usage = (*body)["stream_options"].value("include_usage", false);
   }
-  if (Status s = check_images(service, *parsed); !s.ok()) return send_openai_error(res, s);
+  if (Status s = check_images(service, *parsed, /*strict_media_type=*/false); !s.ok())
+    return send_openai_error(res, s);
   auto prepared = service.prepare_chat(*parsed);
   if (!prepared.ok()) return send_openai_error(res, prepared.status());
   const std::string id = make_id("chatcmpl-");

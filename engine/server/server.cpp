@@ -195,7 +195,9 @@ void Server::Impl::install_routes() {
     } else if (res.status == 413) {
       send_error(req, res,
                  invalid_argument("request body larger than " +
-                                  std::to_string(options.max_body_bytes >> 20) + " MiB"),
+                                  std::to_string(options.max_body_bytes >> 20) +
+                                  " MiB; images count toward it (base64 adds a third): send "
+                                  "smaller or fewer images, or raise serve --max-body-bytes"),
                  413);
     } else if (res.status == 400) {
       send_error(req, res, invalid_argument("malformed HTTP request"), 400);

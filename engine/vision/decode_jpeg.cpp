@@ -71,7 +71,8 @@ Status run(JpegCtx& c, std::span<const uint8_t> bytes, const DecodeLimits& limit
   c.progress.progress_monitor = on_progress;
   if (setjmp(c.jmp)) {
     jpeg_destroy_decompress(&cinfo);
-    return invalid_argument(std::string("the JPEG is corrupt or truncated: ") + c.msg);
+    return invalid_argument(
+        std::string("the JPEG cannot be decoded (damaged, truncated or unsupported): ") + c.msg);
   }
   jpeg_create_decompress(&cinfo);
   cinfo.progress = &c.progress;
@@ -158,7 +159,11 @@ Result<Image> decode_jpeg(std::span<const uint8_t> bytes, const DecodeLimits& li
   ImageInfo info;
   Image img;
   ARC_RETURN_IF_ERROR(run(c, bytes, limits, info, &img));
-  apply_orientation(img, info.orientation);
+  try {
+    apply_orientation(img, info.orientation);
+  } catch (const std::bad_alloc&) {
+    return resource_exhausted("out of memory rotating a JPEG by its EXIF orientation");
+  }
   return img;
 }
 

@@ -48,7 +48,8 @@ Status run(PngCtx& c, const DecodeLimits& limits, ImageInfo& info, Image* out) {
   }
   if (setjmp(c.jmp)) {
     png_destroy_read_struct(&png, &pi, nullptr);
-    return invalid_argument(std::string("the PNG is corrupt or truncated: ") + c.msg);
+    return invalid_argument(
+        std::string("the PNG cannot be decoded (damaged, truncated or unsupported): ") + c.msg);
   }
   // Ancillary chunks (text, ICC profiles) are bounded so a compressed chunk cannot balloon.
   png_set_chunk_malloc_max(png, 8u << 20);

@@ -35,7 +35,8 @@ Result<WebPBitstreamFeatures> features(std::span<const uint8_t> bytes, const Dec
   WebPBitstreamFeatures f;
   const VP8StatusCode s = WebPGetFeatures(bytes.data(), bytes.size(), &f);
   if (s != VP8_STATUS_OK) {
-    return invalid_argument("the WebP is corrupt or truncated: " + vp8_status_text(s));
+    return invalid_argument("the WebP cannot be decoded (damaged, truncated or unsupported): " +
+                            vp8_status_text(s));
   }
   ARC_RETURN_IF_ERROR(check_dimensions(f.width, f.height, limits, "WebP"));
   if (f.has_animation) {
@@ -78,7 +79,8 @@ Result<Image> decode_webp(std::span<const uint8_t> bytes, const DecodeLimits& li
   const VP8StatusCode s = WebPDecode(bytes.data(), bytes.size(), &config);
   WebPFreeDecBuffer(&config.output);  // external memory: frees nothing of ours
   if (s != VP8_STATUS_OK) {
-    return invalid_argument("the WebP is corrupt or truncated: " + vp8_status_text(s));
+    return invalid_argument("the WebP cannot be decoded (damaged, truncated or unsupported): " +
+                            vp8_status_text(s));
   }
   if (f.has_alpha) flatten_rgba_on_white(rgba.data(), img.rgb.data(), w * h);
   img.width = f.width;

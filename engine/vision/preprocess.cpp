@@ -2,6 +2,7 @@
 // PIL does it, rescale and normalise, and the flattening into the encoder's patch order.
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <new>
 
 #include "arc/vision_image.h"
@@ -90,8 +91,61 @@ Taps make_taps(int in_size, int out_size) {
   return t;
 }
 
+// Rounds half up and clips to 8 bits, as PIL's fixed-point resampler does.
 uint8_t clamp_u8(double v) {
-  return static_cast<uint8_t>(std::clamp(std::lround(v), 0L, 255L));
+  if (v <= 0.0) return 0;
+  if (v >= 254.5) return 255;
+  return static_cast<uint8_t>(static_cast<int>(v + 0.5));
+}
+
+}  // namespace
+
+namespace {
+
+// One separable pass. Horizontal: [h, in_w, 3] -> [h, out_w, 3]; vertical: [in_h, w, 3] ->
+// [out_h, w, 3].
+std::vector<uint8_t> resample_horizontal(const std::vector<uint8_t>& in, int in_w, int h,
+                                         int out_w) {
+  const Taps tx = make_taps(in_w, out_w);
+  std::vector<uint8_t> out(static_cast<size_t>(h) * out_w * 3);
+  for (int y = 0; y < h; ++y) {
+    const uint8_t* row = &in[static_cast<size_t>(y) * in_w * 3];
+    uint8_t* d = &out[static_cast<size_t>(y) * out_w * 3];
+    for (int x = 0; x < out_w; ++x, d += 3) {
+      const double* w = &tx.weights[static_cast<size_t>(x) * tx.max_taps];
+      const uint8_t* p = row + static_cast<size_t>(tx.first[x]) * 3;
+      double a0 = 0, a1 = 0, a2 = 0;
+      for (int k = 0; k < tx.count[x]; ++k, p += 3) {
+        a0 += w[k] * p[0];
+        a1 += w[k] * p[1];
+        a2 += w[k] * p[2];
+      }
+      d[0] = clamp_u8(a0);
+      d[1] = clamp_u8(a1);
+      d[2] = clamp_u8(a2);
+    }
+  }
+  return out;
+}
+
+std::vector<uint8_t> resample_vertical(const std::vector<uint8_t>& in, int w, int in_h, int out_h) {
+  const Taps ty = make_taps(in_h, out_h);
+  const size_t stride = static_cast<size_t>(w) * 3;
+  std::vector<uint8_t> out(static_cast<size_t>(out_h) * stride);
+  std::vector<double> acc(stride);
+  for (int y = 0; y < out_h; ++y) {
+    // Whole rows at a time, so the inner loop walks memory in order.
+    std::fill(acc.begin(), acc.end(), 0.0);
+    const double* wt = &ty.weights[static_cast<size_t>(y) * ty.max_taps];
+    for (int k = 0; k < ty.count[y]; ++k) {
+      const uint8_t* row = &in[static_cast<size_t>(ty.first[y] + k) * stride];
+      const double wk = wt[k];
+      for (size_t i = 0; i < stride; ++i) acc[i] += wk * row[i];
+    }
+    uint8_t* d = &out[static_cast<size_t>(y) * stride];
+    for (size_t i = 0; i < stride; ++i) d[i] = clamp_u8(acc[i]);
+  }
+  return out;
 }
 
 }  // namespace
@@ -101,44 +155,14 @@ Image resize_bicubic(const Image& src, int width, int height) {
   out.format = src.format;
   out.width = width;
   out.height = height;
-  if (width == src.width && height == src.height) {
+  // Horizontal pass, then vertical, each through an 8-bit result and skipped when its size does
+  // not change, as PIL does.
+  if (width != src.width) {
+    out.rgb = resample_horizontal(src.rgb, src.width, src.height, width);
+  } else {
     out.rgb = src.rgb;
-    return out;
   }
-  // Horizontal pass into an 8-bit intermediate [src.height, width, 3], then vertical, as PIL.
-  const Taps tx = make_taps(src.width, width);
-  std::vector<uint8_t> mid(static_cast<size_t>(src.height) * width * 3);
-  for (int y = 0; y < src.height; ++y) {
-    const uint8_t* row = &src.rgb[static_cast<size_t>(y) * src.width * 3];
-    for (int x = 0; x < width; ++x) {
-      const double* w = &tx.weights[static_cast<size_t>(x) * tx.max_taps];
-      double acc[3] = {0, 0, 0};
-      for (int k = 0; k < tx.count[x]; ++k) {
-        const uint8_t* p = row + static_cast<size_t>(tx.first[x] + k) * 3;
-        acc[0] += w[k] * p[0];
-        acc[1] += w[k] * p[1];
-        acc[2] += w[k] * p[2];
-      }
-      uint8_t* d = &mid[(static_cast<size_t>(y) * width + x) * 3];
-      for (int c = 0; c < 3; ++c) d[c] = clamp_u8(acc[c]);
-    }
-  }
-  const Taps ty = make_taps(src.height, height);
-  out.rgb.resize(static_cast<size_t>(height) * width * 3);
-  for (int y = 0; y < height; ++y) {
-    const double* w = &ty.weights[static_cast<size_t>(y) * ty.max_taps];
-    for (int x = 0; x < width; ++x) {
-      double acc[3] = {0, 0, 0};
-      for (int k = 0; k < ty.count[y]; ++k) {
-        const uint8_t* p = &mid[(static_cast<size_t>(ty.first[y] + k) * width + x) * 3];
-        acc[0] += w[k] * p[0];
-        acc[1] += w[k] * p[1];
-        acc[2] += w[k] * p[2];
-      }
-      uint8_t* d = &out.rgb[(static_cast<size_t>(y) * width + x) * 3];
-      for (int c = 0; c < 3; ++c) d[c] = clamp_u8(acc[c]);
-    }
-  }
+  if (height != src.height) out.rgb = resample_vertical(out.rgb, width, src.height, height);
   return out;
 }
 
@@ -172,13 +196,16 @@ Result<PatchGrid> preprocess(const Image& image, const PreprocessConfig& cfg) {
           for (int mw = 0; mw < m; ++mw, ++patch) {
             float* dst = &g.pixels[patch * g.patch_dim];
             const int y0 = (bh * m + mh) * p, x0 = (bw * m + mw) * p;
+            const size_t frame = static_cast<size_t>(p) * p;
             for (int c = 0; c < 3; ++c) {
-              for (int t = 0; t < T; ++t) {  // a still image: every frame the same
-                for (int py = 0; py < p; ++py) {
-                  const uint8_t* row = &r.rgb[(static_cast<size_t>(y0 + py) * rs.width + x0) * 3];
-                  for (int px = 0; px < p; ++px) *dst++ = lut[c][row[px * 3 + c]];
-                }
+              float* first = dst;
+              for (int py = 0; py < p; ++py) {
+                const uint8_t* row = &r.rgb[(static_cast<size_t>(y0 + py) * rs.width + x0) * 3];
+                for (int px = 0; px < p; ++px) *dst++ = lut[c][row[px * 3 + c]];
               }
+              // A still image: every later frame repeats the first.
+              for (int t = 1; t < T; ++t, dst += frame)
+                std::memcpy(dst, first, frame * sizeof(float));
             }
           }
         }

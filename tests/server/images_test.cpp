@@ -90,7 +90,13 @@ TEST(DataUri, ParsesAndRefuses) {
   auto plain = server::image_from_data_uri("data:image/png,rawbytes", "x");
   ASSERT_FALSE(plain.ok());
   EXPECT_THAT(plain.status().message(), HasSubstr("base64"));
-  auto gif = server::image_from_data_uri("data:image/gif;base64,R0lGODlh", "x");
+  // OpenAI data URIs: any image/* type is taken, the bytes decide later; other types are not.
+  EXPECT_TRUE(server::image_from_data_uri("data:image/gif;base64,R0lGODlh", "x").ok());
+  auto text = server::image_from_data_uri("data:text/plain;base64,aGk=", "x");
+  ASSERT_FALSE(text.ok());
+  EXPECT_THAT(text.status().message(), HasSubstr("text/plain"));
+  // Anthropic sources: only the types its API allows.
+  auto gif = server::image_from_base64("image/gif", "R0lGODlh", "x");
   ASSERT_FALSE(gif.ok());
   EXPECT_THAT(gif.status().message(), HasSubstr("image/gif"));
   EXPECT_FALSE(server::image_from_data_uri("data:image/png;base64", "x").ok());   // no comma
@@ -235,8 +241,6 @@ TEST_F(ImageServerTest, BadImagesAre400InEachDialect) {
   const std::vector<Case> cases = {
       {"image/png", "iVBO!!!!", "not base64"},
       {"image/png", b64({'G', 'I', 'F', '8', '9', 'a', 1, 0, 1, 0}), "unsupported image format"},
-      {"image/jpeg", png, "declared image/jpeg but its data is image/png"},
-      {"image/gif", png, "image/gif"},
       {"image/png", b64(image_file("bomb.png")), "100000x100000"},
       {"image/webp", b64(image_file("bomb.webp")), "megapixels"},
       {"image/png", png.substr(0, 24), "truncated"},
@@ -249,10 +253,34 @@ TEST_F(ImageServerTest, BadImagesAre400InEachDialect) {
     EXPECT_EQ(st2, 400) << c.needle;
     EXPECT_THAT(msg2, HasSubstr(c.needle));
   }
+  // A declared type that does not match the bytes: Anthropic refuses (as its API does); OpenAI
+  // goes by the bytes (as its API does), checked in MediaTypeMismatch.
+  auto [st3, msg3] = anthropic("image/jpeg", png);
+  EXPECT_EQ(st3, 400);
+  EXPECT_THAT(msg3, HasSubstr("declared image/jpeg but its data is image/png"));
+  auto [st4, msg4] = anthropic("image/gif", png);
+  EXPECT_EQ(st4, 400);
+  EXPECT_THAT(msg4, HasSubstr("image/gif"));
   auto [st, msg] = openai("http://example.com/a.png");
   EXPECT_EQ(st, 400);
   EXPECT_THAT(msg, HasSubstr("data URI"));
   EXPECT_EQ(service_.runs.load(), 0);  // nothing reached the engine
+}
+
+TEST_F(ImageServerTest, MediaTypeMismatchOpenAiGoesByTheBytes) {
+  service_.vision = true;
+  start();
+  const auto png = image_file("rgb8.png");
+  for (const char* declared : {"image/jpeg", "image/gif", "image/x-whatever"}) {
+    auto [st, msg] = openai(std::string("data:") + declared + ";base64," + b64(png));
+    ASSERT_EQ(st, 200) << declared << ": " << msg;
+    std::lock_guard<std::mutex> lock(service_.mu);
+    ASSERT_EQ(service_.last_chat.images.size(), 1u);
+    EXPECT_EQ(service_.last_chat.images[0].media_type, "image/png");
+  }
+  auto [st, msg] = openai("data:text/plain;base64," + b64(png));
+  EXPECT_EQ(st, 400);
+  EXPECT_THAT(msg, HasSubstr("text/plain"));
 }
 
 TEST_F(ImageServerTest, TooManyImages) {
@@ -265,6 +293,39 @@ TEST_F(ImageServerTest, TooManyImages) {
   ASSERT_TRUE(r);
   EXPECT_EQ(r->status, 400);
   EXPECT_THAT(r->body, HasSubstr("at most"));
+}
+
+}  // namespace
+}  // namespace arc
+
+namespace arc {
+namespace {
+
+TEST(ImageBodyLimit, Clear413InEachDialect) {
+  FakeService service;
+  service.vision = true;
+  ServerOptions o;
+  o.port = 0;
+  o.max_body_bytes = 64 * 1024;
+  Server server(o, service);
+  ASSERT_TRUE(server.start().ok());
+  httplib::Client client("127.0.0.1", server.port());
+  const std::string big(100 * 1024, 'A');
+  auto r =
+      client.Post("/v1/chat/completions", openai_image_body("data:image/png;base64," + big).dump(),
+                  "application/json");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 413);
+  auto j = json::parse(r->body);
+  EXPECT_THAT(j["error"]["message"].get<std::string>(), HasSubstr("smaller or fewer images"));
+  r = client.Post("/v1/messages", anthropic_image_body("image/png", big).dump(),
+                  "application/json");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 413);
+  j = json::parse(r->body);
+  EXPECT_EQ(j["type"], "error");
+  EXPECT_THAT(j["error"]["message"].get<std::string>(), HasSubstr("smaller or fewer images"));
+  server.stop();
 }
 
 }  // namespace

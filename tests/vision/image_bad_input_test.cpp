@@ -15,12 +15,21 @@ namespace {
 using test::read_image_file;
 using ::testing::HasSubstr;
 
-const char* kGood[] = {"rgb8.png",           "rgba8.png",
-                       "gray8.png",          "graya8.png",
-                       "rgb16.png",          "palette.png",
-                       "quad.jpg",           "quad_progressive.jpg",
-                       "quad_gray.jpg",      "exif_orientation_6.jpg",
-                       "rgb8_lossless.webp", "rgba8_lossless.webp",
+const char* kGood[] = {"rgb8.png",
+                       "rgba8.png",
+                       "gray8.png",
+                       "graya8.png",
+                       "rgb16.png",
+                       "palette.png",
+                       "rgb8_interlaced.png",
+                       "rgba8_interlaced.png",
+                       "quad.jpg",
+                       "quad_progressive.jpg",
+                       "quad_gray.jpg",
+                       "cmyk.jpg",
+                       "exif_orientation_6.jpg",
+                       "rgb8_lossless.webp",
+                       "rgba8_lossless.webp",
                        "quad_lossy.webp"};
 
 TEST(ImageBadInput, EveryTruncationIsAnError) {
@@ -84,6 +93,16 @@ TEST(ImageBadInput, BombsRefusedBeforeDecoding) {
     EXPECT_EQ(r.status().code(), StatusCode::kInvalidArgument);
     EXPECT_THAT(r.status().message(), HasSubstr("limit")) << r.status().message();
   }
+}
+
+TEST(ImageBadInput, ProgressiveScanBombRefused) {
+  // quad_progressive.jpg with its last scan repeated 400 times: a 5 KB file that would make the
+  // decoder pass over the image hundreds of times.
+  auto r = decode_image(read_image_file("many_scans.jpg"));
+  ASSERT_FALSE(r.ok());
+  EXPECT_THAT(r.status().message(), HasSubstr("progressive scans"));
+  // The original, with its 10 scans, decodes.
+  EXPECT_TRUE(decode_image(read_image_file("quad_progressive.jpg")).ok());
 }
 
 TEST(ImageBadInput, Limits) {

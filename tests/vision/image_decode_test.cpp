@@ -121,6 +121,24 @@ TEST(ImageDecode, PngPaletteWithTransparency) {
   EXPECT_NEAR(px(img, 3, 0)[0], 133, 1);
 }
 
+TEST(ImageDecode, PngInterlaced) {
+  // Adam7, 11x9: every pass has pixels; the RGBA one takes the whole-frame path.
+  Image rgb = decode_file("rgb8_interlaced.png");
+  Image rgba = decode_file("rgba8_interlaced.png");
+  ASSERT_EQ(rgb.width, 11);
+  ASSERT_EQ(rgb.height, 9);
+  ASSERT_EQ(rgba.width, 11);
+  for (int y = 0; y < 9; ++y)
+    for (int x = 0; x < 11; ++x) {
+      uint8_t e[3];
+      pattern(x, y, e);
+      for (int c = 0; c < 3; ++c) {
+        ASSERT_EQ(px(rgb, x, y)[c], e[c]) << x << "," << y;
+        ASSERT_NEAR(px(rgba, x, y)[c], on_white(e[c], pattern_alpha(x, y)), 1) << x << "," << y;
+      }
+    }
+}
+
 TEST(ImageDecode, WebpLosslessExact) {
   Image img = decode_file("rgb8_lossless.webp");
   ASSERT_EQ(img.width, 7);
@@ -172,6 +190,18 @@ TEST(ImageDecode, JpegWithinTolerance) {
   expect_quadrants(decode_file("quad.jpg"), 4, "quad.jpg");
   expect_quadrants(decode_file("quad_progressive.jpg"), 4, "quad_progressive.jpg");
   expect_quadrants(decode_file("quad_gray.jpg"), 4, "quad_gray.jpg", /*gray=*/true);
+}
+
+TEST(ImageDecode, JpegCmykAdobe) {
+  // make_cmyk_jpeg.c stores each quadrant's (R, G, B) as inverted C, M, Y with no black ink
+  // (K = 255), except the bottom-right quadrant, full black ink (K = 0): it decodes black.
+  Image img = decode_file("cmyk.jpg");
+  ASSERT_EQ(img.width, 32);
+  ASSERT_EQ(img.height, 16);
+  for (int q = 0; q < 4; ++q) {
+    const uint8_t* p = px(img, (q % 2) * 16 + 8, (q / 2) * 8 + 4);
+    for (int c = 0; c < 3; ++c) EXPECT_NEAR(p[c], q == 3 ? 0 : kQuad[q][c], 4) << "q" << q;
+  }
 }
 
 TEST(ImageDecode, WebpLossyWithinTolerance) {

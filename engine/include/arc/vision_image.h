@@ -102,7 +102,8 @@ struct PatchGrid {
 Result<PatchGrid> preprocess(const Image& image, const PreprocessConfig& cfg = {});
 
 // Bicubic resize of an RGB8 image (a = -0.5, support widened by the scale when shrinking), the
-// result rounded and clamped to 8 bits as PIL does. Exposed for tests.
+// result rounded and clamped to 8 bits as PIL does. Exposed for tests; unlike the functions above
+// it reports an allocation failure as std::bad_alloc (preprocess turns that into a Status).
 Image resize_bicubic(const Image& image, int width, int height);
 
 }  // namespace arc::vision

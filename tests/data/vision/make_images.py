@@ -4,7 +4,7 @@
 PNGs are written here with only zlib, byte by byte, so their pixels are exactly the formulas
 below (the C++ tests recompute the same formulas). JPEG and WebP come from Debian's encoders:
   apt-get install libjpeg-turbo-progs webp      # cjpeg, cwebp, img2webp
-EXIF orientation files: for each orientation o the stored pixels are the upright picture
+cmyk.jpg comes from make_cmyk_jpeg.c (libjpeg). EXIF orientation files: for each orientation o the stored pixels are the upright picture
 transformed by the inverse of o, so every one of them must decode to the same upright picture.
 """
 import os
@@ -27,6 +27,27 @@ def png(path, width, height, color_type, bit_depth, rows, palette=None, trns=Non
         out += chunk(b"PLTE", bytes(v for rgb in palette for v in rgb))
     if trns is not None:
         out += chunk(b"tRNS", trns)
+    out += chunk(b"IDAT", zlib.compress(raw, 9))
+    out += chunk(b"IEND", b"")
+    with open(path, "wb") as f:
+        f.write(out)
+
+
+ADAM7 = [(0, 0, 8, 8), (4, 0, 8, 8), (0, 4, 4, 8), (2, 0, 4, 4), (0, 2, 2, 4), (1, 0, 2, 2),
+         (0, 1, 1, 2)]
+
+
+def png_interlaced(path, width, height, color_type, pixel):
+    """Adam7: seven passes of sub-images, each row with filter byte 0; empty passes have no rows."""
+    raw = b""
+    for x0, y0, dx, dy in ADAM7:
+        xs, ys = range(x0, width, dx), range(y0, height, dy)
+        if len(xs) == 0 or len(ys) == 0:
+            continue
+        for y in ys:
+            raw += b"\x00" + bytes(v for x in xs for v in pixel(x, y))
+    out = b"\x89PNG\r\n\x1a\n"
+    out += chunk(b"IHDR", struct.pack(">IIBBBBB", width, height, 8, color_type, 0, 0, 1))
     out += chunk(b"IDAT", zlib.compress(raw, 9))
     out += chunk(b"IEND", b"")
     with open(path, "wb") as f:
@@ -61,6 +82,9 @@ def write_pngs():
     pal = [(255, 0, 0), (0, 255, 0), (0, 0, 255), (10, 20, 30)]
     png("palette.png", W, H, 3, 8, [bytes((x + y) % 4 for x in range(W)) for y in range(H)],
         palette=pal, trns=bytes([255, 255, 255, 128]))
+    # Adam7-interlaced, 11 x 9 so that every pass has pixels.
+    png_interlaced("rgb8_interlaced.png", 11, 9, 2, pattern)
+    png_interlaced("rgba8_interlaced.png", 11, 9, 6, lambda x, y: pattern(x, y) + (alpha(x, y),))
     # A decompression bomb: 100000 x 100000 declared, a few bytes of data.
     png("bomb.png", 100000, 100000, 2, 8, [b""])
 
@@ -142,6 +166,16 @@ def write_jpegs_webps(tmp):
         data = open(j, "rb").read()
         with open("exif_orientation_%d.jpg" % o, "wb") as f:
             f.write(data[:2] + exif_app1(o, big_endian=(o % 2 == 0)) + data[2:])
+    # CMYK (Adobe, inverted) from a small libjpeg program: needs a C compiler and libjpeg-dev.
+    exe = os.path.join(tmp, "make_cmyk_jpeg")
+    subprocess.run(["cc", "-O1", "make_cmyk_jpeg.c", "-ljpeg", "-o", exe], check=True)
+    subprocess.run([exe, "cmyk.jpg"], check=True)
+    # A CPU bomb: a progressive JPEG whose last scan is repeated 400 times (each scan makes the
+    # decoder pass over the whole image again; libjpeg only warns about the bogus progression).
+    data = open("quad_progressive.jpg", "rb").read()
+    sos = data.rindex(b"\xff\xda")
+    eoi = data.rindex(b"\xff\xd9")
+    open("many_scans.jpg", "wb").write(data[:eoi] + data[sos:eoi] * 400 + data[eoi:])
     # JPEG bomb: the quad JPEG with its SOF0 saying 60000 x 60000.
     data = bytearray(open("quad.jpg", "rb").read())
     i = data.index(b"\xff\xc0")
