@@ -1,9 +1,11 @@
 // arclight-engine make-test-model: writes a GGUF of a supported family with random weights.
+#include <algorithm>
 #include <cstdio>
 
 #include "arc/log.h"
 #include "commands.h"
 #include "model/test_model.h"
+#include "vision/test_mmproj.h"
 
 namespace arc::cli {
 
@@ -14,10 +16,12 @@ void add_make_test_model_command(CLI::App& app, CliContext& ctx) {
     TestModelOptions o;
     std::string family = "qwen3moe";
     std::string out;
+    std::string mmproj;
+    vision::TestMmprojOptions v;
   };
   auto opts = std::make_shared<Opts>();
   TestModelOptions& o = opts->o;
-  cmd->add_option("--family", opts->family, "qwen3moe, qwen2moe, llama, qwen3")
+  cmd->add_option("--family", opts->family, "qwen3moe, qwen2moe, llama, qwen3, qwen3vlmoe")
       ->capture_default_str();
   cmd->add_option("--out", opts->out, "output .gguf file")->required();
   cmd->add_option("--layers", o.n_layer)->capture_default_str();
@@ -42,17 +46,43 @@ void add_make_test_model_command(CLI::App& app, CliContext& ctx) {
   cmd->add_flag("--repeat-weights", o.repeat_weights,
                 "copy layer 0 to every layer and expert 0 to every expert (multi-GB speed-test "
                 "models in seconds)");
+  cmd->add_option("--deepstack", o.n_deepstack, "qwen3vlmoe: layers taking deepstack features")
+      ->capture_default_str();
+  cmd->add_option("--mmproj", opts->mmproj,
+                  "also write a tiny random Qwen3-VL vision projector (mmproj) for the model");
+  cmd->add_option("--vision-layers", opts->v.n_layer)->capture_default_str();
+  cmd->add_option("--vision-hidden", opts->v.n_embd)->capture_default_str();
+  cmd->add_option("--vision-heads", opts->v.n_head)->capture_default_str();
+  cmd->add_option("--vision-ff", opts->v.n_ff)->capture_default_str();
+  cmd->add_option("--mmproj-type", opts->v.type, "projector matrices: F32, F16, Q8_0")
+      ->capture_default_str();
+  cmd->add_option("--patch", opts->v.patch_size, "vision patch size (real models: 16)")
+      ->capture_default_str();
   o.fixtures_dir = "../shared/fixtures";
   cmd->callback([opts, &ctx] {
     auto fam = family_from_name(opts->family);
     if (!fam) {
-      std::fprintf(stderr, "error: unknown family '%s' (qwen3moe, qwen2moe, llama, qwen3)\n",
+      std::fprintf(stderr,
+                   "error: unknown family '%s' (qwen3moe, qwen2moe, llama, qwen3, qwen3vlmoe)\n",
                    opts->family.c_str());
       ctx.exit_code = 2;
       return;
     }
     opts->o.family = *fam;
     Status s = write_test_model(opts->o, opts->out);
+    if (s.ok() && !opts->mmproj.empty()) {
+      // The projector's output is the model's hidden size; its deepstack mergers as many as the
+      // model's deepstack layers, spread over the encoder's blocks.
+      vision::TestMmprojOptions& v = opts->v;
+      v.proj_dim = opts->o.n_embd;
+      v.seed = opts->o.seed;
+      v.deepstack_layers.clear();
+      const int64_t n_ds = opts->o.family == Family::kQwen3VlMoe
+                               ? std::min(opts->o.n_deepstack, opts->o.n_layer)
+                               : 0;
+      for (int64_t k = 0; k < n_ds; ++k) v.deepstack_layers.push_back(k * v.n_layer / n_ds);
+      s = vision::write_test_mmproj(v, opts->mmproj);
+    }
     if (!s.ok()) {
       std::fprintf(stderr, "error: %s\n", s.to_string().c_str());
       ctx.exit_code = 1;

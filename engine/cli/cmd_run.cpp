@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <fstream>
 #include <iostream>
 #include <iterator>
 #include <nlohmann/json.hpp>
@@ -14,8 +15,10 @@
 #include "arc/forward.h"
 #include "arc/tp_runtime.h"
 #include "arc/tp_session.h"
+#include "arc/vision_encoder.h"
 #include "backend_flags.h"
 #include "commands.h"
+#include "sched/image_inputs.h"
 #include "sched/sampler.h"
 
 #if __has_include("arc/tokenizer.h")
@@ -45,6 +48,8 @@ struct RunOpts {
   std::string test_fault;  // tests only: "exit" or "hang" on rank 1 before test_fault_step
   int64_t test_fault_step = 0;
   BackendOptions backend;
+  std::vector<std::string> images;  // image files, placed before the prompt text
+  std::string mmproj;               // vision projector (default: paired beside the model)
 };
 
 Result<std::vector<int32_t>> parse_ids(const std::string& s) {
@@ -84,6 +89,28 @@ int run(RunOpts o) {
 
   std::vector<int32_t> prompt;
   std::vector<int32_t> stop_ids;
+  // Images: the vision projector, and one placeholder per image ahead of the prompt text.
+  std::unique_ptr<vision::VisionEncoder> encoder;
+  std::string placeholders;
+  if (!o.images.empty()) {
+    if (o.tp > 1) return fail(unimplemented("--image with --tp is not supported yet"));
+    if (!c.mrope()) {
+      return fail(invalid_argument(std::string(family_name(c.family)) +
+                                   " models take no images (vision families: qwen3vlmoe)"));
+    }
+    const std::string mm = o.mmproj.empty() ? find_paired_mmproj(o.model) : o.mmproj;
+    if (mm.empty()) {
+      return fail(
+          not_found("no vision projector: give --mmproj FILE (or put the model's "
+                    "mmproj-*.gguf beside it)"));
+    }
+    auto enc = vision::VisionEncoder::load(mm, o.threads);
+    if (!enc.ok()) return fail(enc.status());
+    encoder = std::move(*enc);
+    for (size_t i = 0; i < o.images.size(); ++i) {
+      placeholders += "<|vision_start|><|image_pad|><|vision_end|>";
+    }
+  }
 #ifdef ARC_RUN_HAS_TOKENIZER
   auto tok = Tokenizer::from_gguf((*model)->file());
   if (!tok.ok() && o.prompt_ids.empty()) return fail(tok.status().with_context("tokenizer"));
@@ -104,6 +131,7 @@ int run(RunOpts o) {
     if (o.chat && text.empty()) {
       text.assign(std::istreambuf_iterator<char>(std::cin), std::istreambuf_iterator<char>());
     }
+    text = placeholders + text;
     EncodeOptions enc = tok->default_encode_options();
     if (o.chat) {
 #ifdef ARC_RUN_HAS_CHAT
@@ -133,6 +161,28 @@ int run(RunOpts o) {
 #endif
   }
   if (prompt.empty()) return fail(invalid_argument("the prompt is empty"));
+  ImagePrompt image_prompt;
+  if (encoder) {
+#ifdef ARC_RUN_HAS_TOKENIZER
+    std::vector<ImageInput> inputs;
+    for (const std::string& path : o.images) {
+      std::ifstream f(path, std::ios::binary);
+      if (!f) return fail(not_found("cannot open image " + path));
+      ImageInput in;
+      in.bytes.assign(std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>());
+      inputs.push_back(std::move(in));
+    }
+    auto pad = tok.ok() ? tok->find_token("<|image_pad|>") : std::nullopt;
+    if (!pad) return fail(invalid_argument("the model's vocabulary has no <|image_pad|> token"));
+    ImageEmbeddingCache cache;
+    auto ip = expand_image_prompt(prompt, static_cast<int32_t>(*pad), inputs, *encoder, cache, c);
+    if (!ip.ok()) return fail(ip.status());
+    image_prompt = std::move(*ip);
+    prompt = image_prompt.tokens;
+#else
+    return fail(unimplemented("--image needs the tokenizer library in this build"));
+#endif
+  }
 
   const int64_t block = 16;
   const int64_t ctx = static_cast<int64_t>(prompt.size()) + o.max_tokens;
@@ -171,7 +221,13 @@ int run(RunOpts o) {
   std::string text;
   std::vector<int32_t> pos(prompt.size()), seqs(prompt.size(), seq);
   std::iota(pos.begin(), pos.end(), 0);
-  auto logits = drv.step({prompt, pos, seqs, {}});
+  ForwardBatch first{prompt, pos, seqs, {}};
+  if (encoder) {
+    first.rope_positions = image_prompt.rope_positions;
+    first.embd_rows = image_prompt.embd_rows;
+    first.embd = *image_prompt.embd;
+  }
+  auto logits = drv.step(first);
   for (int i = 0; i < o.max_tokens; ++i) {
     if (!logits.ok()) return fail(logits.status());
     const int32_t id = sampler.sample(*logits);
@@ -200,7 +256,12 @@ int run(RunOpts o) {
 #endif
     if (stop || i + 1 == o.max_tokens) break;
     const int32_t p = static_cast<int32_t>(prompt.size()) + i;
-    logits = drv.step({std::span(&id, 1), std::span(&p, 1), std::span(&seq, 1), {}});
+    ForwardBatch next{std::span(&id, 1), std::span(&p, 1), std::span(&seq, 1), {}};
+    // After images, rotary positions run behind the KV positions (arc/mrope.h).
+    const int32_t r = static_cast<int32_t>(image_prompt.rope_next) + i;
+    const int32_t rope3[3] = {r, r, r};
+    if (encoder) next.rope_positions = std::span(rope3, 3);
+    logits = drv.step(next);
   }
 #ifdef ARC_RUN_HAS_TOKENIZER
   if (detok) {
@@ -243,6 +304,11 @@ void add_run_command(CLI::App& app, CliContext& ctx) {
       ->check(CLI::Range(0, 100));
   cmd->add_option("-t,--threads", o->threads, "threads (0: all CPUs)")->capture_default_str();
   add_backend_flags(cmd, &o->backend);
+  cmd->add_option("--image", o->images,
+                  "image file (PNG, JPEG, WebP) shown to a vision model before the prompt; "
+                  "repeatable");
+  cmd->add_option("--mmproj", o->mmproj,
+                  "vision projector GGUF (default: an mmproj-*.gguf beside the model)");
   cmd->add_option("--tp", o->tp, "tensor-parallel ranks (run under mpirun -np N)")
       ->capture_default_str()
       ->check(CLI::Range(1, 64));

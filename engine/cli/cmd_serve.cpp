@@ -26,6 +26,7 @@ namespace {
 
 struct ServeOpts {
   std::string model;
+  std::string mmproj;  // vision projector; empty: paired from beside the model
   ServerOptions server;
   EngineOptions engine;
   std::string kv_type = "f16";
@@ -119,7 +120,9 @@ int serve(ServeOpts o) {
   std::fflush(stdout);
   if (!o.model.empty()) {
     // Serve /health ("loading") while the model loads.
-    if (Status s = service.load({{"model", o.model}}); !s.ok()) {
+    nlohmann::json load = {{"model", o.model}};
+    if (!o.mmproj.empty()) load["mmproj"] = o.mmproj;
+    if (Status s = service.load(load); !s.ok()) {
       std::fprintf(stderr, "error: %s\n", s.message().c_str());
       server.stop();
       return 1;
@@ -149,6 +152,9 @@ void add_serve_command(CLI::App& app, CliContext& ctx) {
       app.add_subcommand("serve", "Serve a model over OpenAI- and Anthropic-compatible HTTP");
   cmd->add_option("--model,-m", o->model,
                   "GGUF file to load at start (optional: load later over HTTP)");
+  cmd->add_option("--mmproj", o->mmproj,
+                  "vision projector GGUF for image input (default: an mmproj-*.gguf beside a "
+                  "vision model; 'none': no images)");
   cmd->add_option("--host", o->server.host, "address to bind")->capture_default_str();
   cmd->add_option("--port", o->server.port, "port (0: any free port)")->capture_default_str();
   cmd->add_option("--api-key", o->server.api_key, "require this key on every route but /health");

@@ -51,6 +51,10 @@ Status TpDriver::free_sequence(int32_t seq) {
 }
 
 Result<std::vector<float>> TpDriver::step(const ForwardBatch& batch) {
+  if (comm_.size() > 1 && (!batch.rope_positions.empty() || !batch.embd_rows.empty())) {
+    // The step message carries token ids only; workers would compute without the images.
+    return unimplemented("images are not supported with tensor parallelism yet");
+  }
   if (comm_.size() > 1) {
     // [tokens | positions | seq_ids | n_logit_rows, logit_rows | n_tables, (seq, n, blocks)...]
     const size_t t = batch.tokens.size();

@@ -68,12 +68,27 @@ void attention_block(LayerContext& c) {
   r.freq_scale = cfg.rope_freq_scale;
   const Weight& ff = c.model.global(TensorRole::kRopeFreqs);
   r.freq_factors = ff.present() ? ff.f32() : nullptr;
-  r.x = b.q;
-  r.n_heads = cfg.n_head;
-  be.rope(r);
-  r.x = b.k;
-  r.n_heads = cfg.n_kv_head;
-  be.rope(r);
+  if (b.mrope_pos != nullptr) {
+    // Interleaved multi-axis RoPE: one pass per axis over its own pairs (the others masked).
+    const int64_t half = (cfg.rot_dim > 0 ? cfg.rot_dim : cfg.head_dim) / 2;
+    for (int axis = 0; axis < 3; ++axis) {
+      r.pos = b.mrope_pos + axis * t;
+      r.freq_factors = b.mrope_factors + axis * half;
+      r.x = b.q;
+      r.n_heads = cfg.n_head;
+      be.rope(r);
+      r.x = b.k;
+      r.n_heads = cfg.n_kv_head;
+      be.rope(r);
+    }
+  } else {
+    r.x = b.q;
+    r.n_heads = cfg.n_head;
+    be.rope(r);
+    r.x = b.k;
+    r.n_heads = cfg.n_kv_head;
+    be.rope(r);
+  }
 
   const KvCacheOptions& kvo = c.kv.options();
   kernels::KvStoreArgs s;
@@ -107,6 +122,13 @@ void attention_block(LayerContext& c) {
 
   linear(be, c.w(TensorRole::kAttnOut), b.attn, t, block_target(c), /*accumulate=*/!c.tp);
   reduce_block(c);
+}
+
+void deepstack_block(LayerContext& c) {
+  const ModelConfig& cfg = c.cfg();
+  if (c.buf.deepstack == nullptr || c.layer >= cfg.n_deepstack) return;
+  const int64_t n = c.n_tokens * cfg.n_embd;
+  c.be.add(c.buf.x, c.buf.deepstack + c.layer * n, c.buf.x, n);
 }
 
 namespace {

@@ -32,6 +32,13 @@ struct StepBuffers {
   int64_t max_blocks = 0;
   const int32_t* slots = nullptr;  // [n_tokens]
   float* partial = nullptr;        // [n_tokens, n_embd] tensor parallel: this rank's block output
+  // Multi-axis RoPE (config.mrope()), null for plain RoPE: rotary positions per axis, and per
+  // axis a frequency-factor mask (1 for the axis's pairs, +inf elsewhere: theta / inf = 0 leaves
+  // a pair unrotated), so three rope passes over disjoint pairs give the interleaved rotation.
+  const int32_t* mrope_pos = nullptr;    // [3, n_tokens] t, h, w
+  const float* mrope_factors = nullptr;  // [3, rot_dim / 2]
+  // Deepstack features of this step's tokens (zero rows for text tokens), null without images.
+  const float* deepstack = nullptr;  // [n_deepstack, n_tokens, n_embd]
 };
 
 struct LayerContext {
@@ -53,6 +60,8 @@ struct LayerContext {
 // x += attn_output(attention(rope(q), rope(k), v)) of rms_norm(x); optional q/k/v biases and
 // per-head q/k norms as the config says. Writes this step's K/V into the cache.
 void attention_block(LayerContext& c);
+// x += deepstack[layer] when the step carries image features and layer < n_deepstack.
+void deepstack_block(LayerContext& c);
 // x += down(silu(gate(xn)) * up(xn)), xn = rms_norm(x, ffn_norm).
 void dense_ffn_block(LayerContext& c);
 // x += sum over the routed experts (softmax router, top-k), plus the shared expert scaled by

@@ -118,6 +118,8 @@ const FamilyDef& family_def(Family f) {
       return qwen2moe_family();
     case Family::kQwen3Moe:
       return qwen3moe_family();
+    case Family::kQwen3VlMoe:
+      return qwen3vlmoe_family();
   }
   return llama_family();
 }

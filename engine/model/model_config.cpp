@@ -19,12 +19,15 @@ std::string_view family_name(Family f) {
       return "qwen2moe";
     case Family::kQwen3Moe:
       return "qwen3moe";
+    case Family::kQwen3VlMoe:
+      return "qwen3vlmoe";
   }
   return "unknown";
 }
 
 std::optional<Family> family_from_name(std::string_view arch) {
-  for (Family f : {Family::kLlama, Family::kQwen3, Family::kQwen2Moe, Family::kQwen3Moe}) {
+  for (Family f : {Family::kLlama, Family::kQwen3, Family::kQwen2Moe, Family::kQwen3Moe,
+                   Family::kQwen3VlMoe}) {
     if (family_name(f) == arch) return f;
   }
   return std::nullopt;
@@ -56,6 +59,20 @@ Status ModelConfig::validate() const {
   }
   if (!(rms_eps > 0.0f) || !std::isfinite(rms_eps)) return bad("rms epsilon must be positive");
   if (!(rope_theta > 0.0f) || !std::isfinite(rope_theta)) return bad("rope.freq_base invalid");
+  if (mrope()) {
+    int64_t sum = 0;
+    for (int32_t s : rope_sections) {
+      if (s < 0) return bad("rope.dimension_sections must not be negative");
+      sum += s;
+    }
+    if (sum > rot_dim / 2) {
+      return bad("rope.dimension_sections add up to " + std::to_string(sum) +
+                 " pairs, more than the " + std::to_string(rot_dim / 2) + " rotated pairs");
+    }
+  }
+  if (n_deepstack < 0 || n_deepstack > n_layer) {
+    return bad("n_deepstack_layers must be in [0, block_count]");
+  }
   return ok_status();
 }
 
@@ -101,7 +118,7 @@ Result<ModelConfig> config_from_gguf(const gguf::File& file) {
   std::optional<Family> fam = family_from_name(arch);
   if (!fam) {
     return unimplemented("unsupported model architecture '" + arch +
-                         "' (supported: llama, qwen3, qwen2moe, qwen3moe)");
+                         "' (supported: llama, qwen3, qwen2moe, qwen3moe, qwen3vlmoe)");
   }
   ModelConfig cfg;
   cfg.family = *fam;

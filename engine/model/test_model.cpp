@@ -1,6 +1,7 @@
 // Test-model generator (see test_model.h).
 #include "model/test_model.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <fstream>
@@ -156,6 +157,16 @@ constexpr const char* kChatMl =
     "message['content'] + '<|im_end|>' + '\\n' }}{% endfor %}{% if add_generation_prompt %}"
     "{{ '<|im_start|>assistant\\n' }}{% endif %}";
 
+// Qwen-VL style: list content renders text parts and one placeholder per image part.
+constexpr const char* kChatMlVision =
+    "{% for message in messages %}{{ '<|im_start|>' + message['role'] + '\\n' }}"
+    "{% if message['content'] is string %}{{ message['content'] }}{% else %}"
+    "{% for part in message['content'] %}{% if part['type'] == 'image_url' or "
+    "part['type'] == 'image' %}{{ '<|vision_start|><|image_pad|><|vision_end|>' }}"
+    "{% elif part['type'] == 'text' %}{{ part['text'] }}{% endif %}{% endfor %}{% endif %}"
+    "{{ '<|im_end|>' + '\\n' }}{% endfor %}{% if add_generation_prompt %}"
+    "{{ '<|im_start|>assistant\\n' }}{% endif %}";
+
 gguf::Value str_array(const std::vector<std::string>& v) {
   gguf::Array a;
   a.elem_type = gguf::ValueType::kString;
@@ -169,9 +180,10 @@ gguf::Value int_array(const std::vector<int32_t>& v) {
   return gguf::Value::array(std::move(a));
 }
 
-// Synthetic vocabulary: 256 byte tokens, then <|endoftext|>, <|im_start|>, <|im_end|>.
-int64_t add_synthetic_vocab(gguf::Writer& w, int64_t n_vocab) {
-  if (n_vocab < 259) n_vocab = 259;
+// Synthetic vocabulary: 256 byte tokens, then <|endoftext|>, <|im_start|>, <|im_end|>, and for
+// vision families <|vision_start|>, <|vision_end|>, <|image_pad|>.
+int64_t add_synthetic_vocab(gguf::Writer& w, int64_t n_vocab, bool vision) {
+  if (n_vocab < 262) n_vocab = vision ? 262 : std::max<int64_t>(n_vocab, 259);
   std::vector<std::string> tokens;
   std::vector<int32_t> types;
   for (int b = 0; b < 256; ++b) {
@@ -181,6 +193,12 @@ int64_t add_synthetic_vocab(gguf::Writer& w, int64_t n_vocab) {
   for (const char* s : {"<|endoftext|>", "<|im_start|>", "<|im_end|>"}) {
     tokens.emplace_back(s);
     types.push_back(3);
+  }
+  if (vision) {
+    for (const char* s : {"<|vision_start|>", "<|vision_end|>", "<|image_pad|>"}) {
+      tokens.emplace_back(s);
+      types.push_back(3);
+    }
   }
   while (static_cast<int64_t>(tokens.size()) < n_vocab) {
     tokens.push_back("[PAD" + std::to_string(tokens.size()) + "]");
@@ -194,7 +212,7 @@ int64_t add_synthetic_vocab(gguf::Writer& w, int64_t n_vocab) {
   w.set("tokenizer.ggml.bos_token_id", gguf::Value::u32(256));
   w.set("tokenizer.ggml.eos_token_id", gguf::Value::u32(258));
   w.set("tokenizer.ggml.add_bos_token", gguf::Value::boolean(false));
-  w.set("tokenizer.chat_template", gguf::Value::str(kChatMl));
+  w.set("tokenizer.chat_template", gguf::Value::str(vision ? kChatMlVision : kChatMl));
   return n_vocab;
 }
 
@@ -285,7 +303,8 @@ Result<gguf::Writer> make_writer(const TestModelOptions& o) {
   cfg.rot_dim = o.head_dim;
   cfg.n_ctx_train = o.n_ctx;
   cfg.tied_embeddings = o.tied_embeddings;
-  const bool moe_family = o.family == Family::kQwen3Moe || o.family == Family::kQwen2Moe;
+  const bool moe_family = o.family == Family::kQwen3Moe || o.family == Family::kQwen2Moe ||
+                          o.family == Family::kQwen3VlMoe;
   const int64_t n_expert = o.n_expert > 0 ? o.n_expert : (moe_family ? 8 : 0);
   if (moe_family && o.n_expert < 0) return invalid_argument("expert count must be positive");
   switch (o.family) {
@@ -301,6 +320,7 @@ Result<gguf::Writer> make_writer(const TestModelOptions& o) {
       cfg.qkv_bias = true;
       break;
     case Family::kQwen3Moe:
+    case Family::kQwen3VlMoe:
       cfg.ffn = FfnKind::kMoe;
       cfg.qk_norm = true;
       break;
@@ -322,7 +342,7 @@ Result<gguf::Writer> make_writer(const TestModelOptions& o) {
   if (!o.tokenizer_fixture.empty()) {
     ARC_ASSIGN_OR_RETURN(n_vocab, add_fixture_vocab(w, o));
   } else {
-    n_vocab = add_synthetic_vocab(w, o.n_vocab);
+    n_vocab = add_synthetic_vocab(w, o.n_vocab, o.family == Family::kQwen3VlMoe);
   }
   cfg.n_vocab = n_vocab;
   if (Status s = cfg.validate(); !s.ok()) return s;
@@ -337,6 +357,15 @@ Result<gguf::Writer> make_writer(const TestModelOptions& o) {
   w.set(a + ".attention.value_length", u32(cfg.head_dim));
   w.set(a + ".attention.layer_norm_rms_epsilon", gguf::Value::f32(1e-6f));
   w.set(a + ".rope.freq_base", gguf::Value::f32(o.family == Family::kLlama ? 500000.0f : 1e6f));
+  if (o.family == Family::kQwen3VlMoe) {
+    // Qwen3-VL's split of the rotated pairs ({24, 20, 20} of 64), scaled to this head size.
+    const int32_t half = static_cast<int32_t>(cfg.head_dim / 2), hw = half * 5 / 16;
+    gguf::Array sec;
+    sec.elem_type = gguf::ValueType::kInt32;
+    for (int32_t x : {half - 2 * hw, hw, hw, 0}) sec.items.push_back(gguf::Value::i32(x));
+    w.set(a + ".rope.dimension_sections", gguf::Value::array(std::move(sec)));
+    w.set(a + ".n_deepstack_layers", u32(std::min(o.n_deepstack, cfg.n_layer)));
+  }
   if (cfg.is_moe()) {
     w.set(a + ".expert_count", u32(cfg.n_expert));
     w.set(a + ".expert_used_count", u32(cfg.n_expert_used));

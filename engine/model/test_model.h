@@ -30,6 +30,7 @@ struct TestModelOptions {
   int64_t n_ff_shexp = 64;  // qwen2moe shared expert
   int64_t n_vocab = 0;      // synthetic vocab only: 0 picks 256 bytes + 3 specials
   int64_t n_ctx = 4096;
+  int64_t n_deepstack = 2;  // qwen3vlmoe: layers that take deepstack features (<= n_layer)
   // F32, F16, Q8_0, Q4_K, Q6_K ... (any type the quantizers support), or the mixes Q4_K_M /
   // Q5_K_M (Q6_K for output, attn_v and ffn_down on some layers, like llama.cpp's).
   std::string type = "F32";

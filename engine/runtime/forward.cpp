@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <bit>
+#include <limits>
 #include <string>
 
 #include "arc/backend_caps.h"
@@ -49,6 +50,17 @@ struct ForwardExecutor::Impl {
   int64_t tables_capacity = 0;  // int32 entries of d_tables
   float* d_sel = nullptr;       // [capacity, n_embd] selected rows
   float* d_logits = nullptr;    // [capacity, n_vocab]
+
+  // Image inputs, allocated on the first batch that has them.
+  std::vector<std::unique_ptr<DeviceBuffer>> mm_owned;
+  int64_t mm_capacity = 0;
+  float* d_cat = nullptr;            // [2 * mm_capacity, n_embd] token rows, then image rows
+  int32_t* d_mix = nullptr;          // [mm_capacity] row of d_cat for each token
+  float* d_ds = nullptr;             // [n_deepstack, mm_capacity, n_embd]
+  int32_t* d_mrope = nullptr;        // [3, mm_capacity]
+  float* d_mrope_factors = nullptr;  // [3, rot_dim / 2]
+  std::vector<float> h_img, h_ds, h_factors;
+  std::vector<int32_t> h_mix;
 
   // Host copies kept until wait() (uploads read them asynchronously on a GPU).
   std::vector<int32_t> h_tok, h_pos, h_seq, h_slots, h_rows, h_tables;
@@ -124,6 +136,116 @@ struct ForwardExecutor::Impl {
     return ok_status();
   }
 
+  Result<float*> make_mm(int64_t count) {
+    ARC_ASSIGN_OR_RETURN(
+        auto b, be.alloc(sizeof(float) * static_cast<size_t>(std::max<int64_t>(count, 1))));
+    float* p = b->as<float>();
+    mm_owned.push_back(std::move(b));
+    return p;
+  }
+
+  Status ensure_mm(int64_t n_tokens) {
+    if (n_tokens <= mm_capacity) return ok_status();
+    const ModelConfig& c = model.config();
+    mm_owned.clear();
+    const int64_t n = std::max<int64_t>(n_tokens, 16);
+    ARC_ASSIGN_OR_RETURN(d_cat, make_mm(2 * n * c.n_embd));
+    ARC_ASSIGN_OR_RETURN(float* mix, make_mm(n));
+    d_mix = reinterpret_cast<int32_t*>(mix);
+    ARC_ASSIGN_OR_RETURN(d_ds, make_mm(std::max<int64_t>(c.n_deepstack, 1) * n * c.n_embd));
+    ARC_ASSIGN_OR_RETURN(float* mp, make_mm(3 * n));
+    d_mrope = reinterpret_cast<int32_t*>(mp);
+    const int64_t half = (c.rot_dim > 0 ? c.rot_dim : c.head_dim) / 2;
+    ARC_ASSIGN_OR_RETURN(d_mrope_factors, make_mm(3 * half));
+    // Pair i belongs to h when i % 3 == 1 and i < 3 * sections[1], to w when i % 3 == 2 and
+    // i < 3 * sections[2], else to t (the transformers definition of interleaved MRoPE).
+    h_factors.assign(static_cast<size_t>(3 * half), std::numeric_limits<float>::infinity());
+    for (int64_t i = 0; i < half; ++i) {
+      int axis = 0;
+      if (i % 3 == 1 && i < 3 * c.rope_sections[1]) axis = 1;
+      if (i % 3 == 2 && i < 3 * c.rope_sections[2]) axis = 2;
+      h_factors[axis * half + i] = 1.0f;
+    }
+    be.upload(d_mrope_factors, h_factors.data(), sizeof(float) * h_factors.size());
+    mm_capacity = n;
+    return ok_status();
+  }
+
+  // Validates the batch's image inputs; true when it has any.
+  Result<bool> check_mm(const ForwardBatch& batch, int64_t t) const {
+    const ModelConfig& c = model.config();
+    const bool any = !batch.rope_positions.empty() || !batch.embd_rows.empty();
+    if (!any) return false;
+    if (!batch.rope_positions.empty()) {
+      if (!c.mrope()) {
+        return invalid_argument("forward: this model has no multi-axis rotary positions");
+      }
+      if (static_cast<int64_t>(batch.rope_positions.size()) != 3 * t) {
+        return invalid_argument("forward: rope_positions must hold 3 positions per token");
+      }
+    }
+    if (!batch.embd_rows.empty()) {
+      const int64_t stride = (1 + c.n_deepstack) * c.n_embd;
+      if (static_cast<int64_t>(batch.embd_rows.size()) != t ||
+          static_cast<int64_t>(batch.embd.size()) % stride != 0) {
+        return invalid_argument("forward: embd_rows must cover the batch and embd hold rows of " +
+                                std::to_string(stride) + " values");
+      }
+      const int64_t n_rows = static_cast<int64_t>(batch.embd.size()) / stride;
+      for (int32_t r : batch.embd_rows) {
+        if (r < -1 || r >= n_rows) return invalid_argument("forward: embd row out of range");
+      }
+    }
+    return true;
+  }
+
+  // Token embeddings with image rows swapped in (through d_cat and a gather), deepstack rows
+  // and multi-axis positions uploaded.
+  void embed_mm(const ForwardBatch& batch, int64_t t) {
+    const ModelConfig& c = model.config();
+    const Weight& emb = model.global(TensorRole::kTokEmbd);
+    const int64_t e = c.n_embd;
+    buf.mrope_pos = nullptr;
+    buf.deepstack = nullptr;
+    if (!batch.rope_positions.empty()) {
+      be.upload(d_mrope, batch.rope_positions.data(), sizeof(int32_t) * 3 * t);
+      buf.mrope_pos = d_mrope;
+      buf.mrope_factors = d_mrope_factors;
+    }
+    bool has_rows = false;
+    for (int32_t r : batch.embd_rows) has_rows = has_rows || r >= 0;
+    if (!has_rows) {
+      be.get_rows(emb.type, emb.data, c.n_vocab, e, d_tokens, t, buf.x);
+      return;
+    }
+    const int64_t stride = (1 + c.n_deepstack) * e;
+    h_img.clear();
+    h_mix.resize(static_cast<size_t>(t));
+    h_ds.assign(static_cast<size_t>(c.n_deepstack * t * e), 0.0f);
+    int64_t m = 0;
+    for (int64_t i = 0; i < t; ++i) {
+      const int32_t r = batch.embd_rows[i];
+      if (r < 0) {
+        h_mix[i] = static_cast<int32_t>(i);
+        continue;
+      }
+      const float* row = batch.embd.data() + r * stride;
+      h_img.insert(h_img.end(), row, row + e);
+      for (int64_t k = 0; k < c.n_deepstack; ++k) {
+        std::copy(row + (1 + k) * e, row + (2 + k) * e, h_ds.begin() + (k * t + i) * e);
+      }
+      h_mix[i] = static_cast<int32_t>(t + m++);
+    }
+    be.get_rows(emb.type, emb.data, c.n_vocab, e, d_tokens, t, d_cat);
+    be.upload(d_cat + t * e, h_img.data(), sizeof(float) * h_img.size());
+    be.upload(d_mix, h_mix.data(), sizeof(int32_t) * t);
+    be.gather(d_cat, d_mix, t, e, buf.x);
+    if (c.n_deepstack > 0) {
+      be.upload(d_ds, h_ds.data(), sizeof(float) * h_ds.size());
+      buf.deepstack = d_ds;
+    }
+  }
+
   Status submit(const ForwardBatch& batch) {
     const ModelConfig& c = model.config();
     const int64_t t = static_cast<int64_t>(batch.tokens.size());
@@ -177,9 +299,11 @@ struct ForwardExecutor::Impl {
     n_out = static_cast<int64_t>(h_rows.size());
     h_tok.assign(batch.tokens.begin(), batch.tokens.end());
     h_pos.assign(batch.positions.begin(), batch.positions.end());
+    ARC_ASSIGN_OR_RETURN(const bool mm, check_mm(batch, t));
+    if (mm) ARC_RETURN_IF_ERROR(ensure_mm(t));
 
     // A decode step (one token per sequence) runs as a recorded graph when the backend has them.
-    const bool graph = graphs != nullptr && graphs->graphs_enabled() && tp == nullptr &&
+    const bool graph = graphs != nullptr && graphs->graphs_enabled() && tp == nullptr && !mm &&
                        static_cast<int64_t>(seqs.size()) == t && t <= kMaxGraphBatch &&
                        n_out <= kMaxGraphBatch;
     int64_t t_run = t, out_run = n_out;
@@ -231,7 +355,7 @@ struct ForwardExecutor::Impl {
         }
       }
     } else {
-      enqueue_step(t_run, out_run);
+      enqueue_step(t_run, out_run, mm ? &batch : nullptr);
     }
     if (tp) return gather_logits();
     h_logits.resize(static_cast<size_t>(n_out * c.n_vocab));  // the real rows only
@@ -241,10 +365,17 @@ struct ForwardExecutor::Impl {
 
   // Embedding, every layer and the output head for `t` tokens (inputs already uploaded) and
   // `rows` logit rows.
-  void enqueue_step(int64_t t, int64_t rows) {
+  // `mm`: the batch whose image rows and multi-axis positions enter (never inside a graph).
+  void enqueue_step(int64_t t, int64_t rows, const ForwardBatch* mm = nullptr) {
     const ModelConfig& c = model.config();
-    const Weight& emb = model.global(TensorRole::kTokEmbd);
-    be.get_rows(emb.type, emb.data, c.n_vocab, c.n_embd, d_tokens, t, buf.x);
+    if (mm != nullptr) {
+      embed_mm(*mm, t);
+    } else {
+      buf.mrope_pos = nullptr;
+      buf.deepstack = nullptr;
+      const Weight& emb = model.global(TensorRole::kTokEmbd);
+      be.get_rows(emb.type, emb.data, c.n_vocab, c.n_embd, d_tokens, t, buf.x);
+    }
     const arch::FamilyDef& fam = arch::family_def(c.family);
     LayerContext ctx{be, model, kv, buf, t, 0, tp, {}};
     for (int64_t l = 0; l < c.n_layer && ctx.tp_status.ok(); ++l) {

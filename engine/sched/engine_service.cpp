@@ -69,6 +69,9 @@ EngineService::EngineService(EngineOptions options) : impl_(std::make_unique<Imp
                         "Prompt tokens looked up in the prefix cache");
   m.metrics.add_counter("arclight_prefix_cache_hits_total",
                         "Prompt tokens whose K/V came from the prefix cache");
+  m.metrics.add_counter("arclight_images_total", "Images in chat requests");
+  m.metrics.add_counter("arclight_images_encoded_total",
+                        "Images run through the vision encoder (the rest came from its cache)");
   m.metrics.add_histogram("arclight_time_to_first_token_seconds",
                           "Time from arrival to the first generated token",
                           latency_buckets_seconds());
@@ -203,7 +206,12 @@ Status EngineService::load_now(const json& options) {
     }
     ctx_size = options["ctx_size"].get<int64_t>();
   }
-  auto loaded = load_model(m, path, ctx_size);
+  std::string mmproj;
+  if (options.contains("mmproj")) {
+    if (!options["mmproj"].is_string()) return fail(invalid_argument("'mmproj' must be a path"));
+    mmproj = options["mmproj"].get<std::string>();
+  }
+  auto loaded = load_model(m, path, ctx_size, mmproj);
   if (!loaded.ok()) return fail(loaded.status().with_context("cannot load " + path));
   {
     std::lock_guard<std::mutex> lock(m.mu);
@@ -274,6 +282,7 @@ json EngineService::status() const {
                   {"context_length", l->info.context_length},
                   {"weight_bytes", l->weight_bytes},
                   {"vision", l->info.vision},
+                  {"mmproj", l->mmproj_path},
                   {"tools", l->info.tools}};
     SchedulerStats s = l->stats();
     j["kv"] = {{"blocks_total", s.kv_blocks_total},

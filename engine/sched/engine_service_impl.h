@@ -18,6 +18,8 @@
 #include "arc/tokenizer.h"
 #include "arc/tp_serve.h"
 #include "arc/tp_session.h"
+#include "arc/vision_encoder.h"
+#include "sched/image_inputs.h"
 #include "sched/scheduler.h"
 
 namespace arc {
@@ -41,6 +43,11 @@ struct LoadedModel {
   int n_ranks = 1;
   // Tensor parallel: sends each step (and the unload) to the other ranks; null on one rank.
   std::unique_ptr<TpDriver> tp_driver;
+  // Image input: the vision projector (mmproj) paired with the model, if any.
+  std::unique_ptr<vision::VisionEncoder> vision;
+  std::string mmproj_path;
+  ImageEmbeddingCache image_cache;
+  int32_t image_pad_id = -1;  // <|image_pad|>
 
   mutable std::mutex mu;  // guards scheduler (reset on unload)
   std::unique_ptr<Scheduler> scheduler;
@@ -100,8 +107,10 @@ struct EngineService::Impl {
 };
 
 // model_loader.cpp
+// mmproj: the vision projector to load with the model; empty: a mmproj-*.gguf beside a vision
+// model is paired automatically; "none": no projector.
 Result<std::shared_ptr<LoadedModel>> load_model(EngineService::Impl& m, const std::string& path,
-                                                int64_t ctx_size);
+                                                int64_t ctx_size, const std::string& mmproj = "");
 // Returns true when a model was loaded.
 bool unload_model(EngineService::Impl& m);
 

@@ -3,6 +3,7 @@
 // chat template, a KV pool sized from what memory is left, and the scheduler.
 #include <algorithm>
 #include <filesystem>
+#include <optional>
 
 #include "arc/backend_caps.h"
 #include "arc/backend_factory.h"
@@ -84,7 +85,7 @@ bool unload_model(EngineService::Impl& m) {
 }
 
 Result<std::shared_ptr<LoadedModel>> load_model(EngineService::Impl& m, const std::string& path,
-                                                int64_t ctx_size) {
+                                                int64_t ctx_size, const std::string& mmproj) {
   auto l = std::make_shared<LoadedModel>();
   auto file = gguf::File::open(path);
   if (!file.ok()) return file.status();
@@ -145,6 +146,37 @@ Result<std::shared_ptr<LoadedModel>> load_model(EngineService::Impl& m, const st
     ARC_ASSIGN_OR_RETURN(plan, make_shard_plan(*l->model, n_ranks, 0));
   }
   const ModelConfig c = n_ranks > 1 ? plan.local : l->model->config();
+  // The vision projector (given, or paired from beside a vision model) counts in the guard: its
+  // weights and the encoder's activations for the largest image.
+  std::string mm = mmproj == "none" ? "" : mmproj;
+  if (mm.empty() && mmproj != "none" && c.mrope() && n_ranks == 1) mm = find_paired_mmproj(path);
+  if (!mm.empty() && n_ranks > 1) {
+    return failed_precondition("images are not supported with tensor parallelism yet: load " + mm +
+                               " on a single rank, or pass --mmproj none with --tp");
+  }
+  std::optional<gguf::File> mm_file;
+  uint64_t vision_bytes = 0;
+  if (!mm.empty()) {
+    if (!c.mrope()) {
+      return invalid_argument("--mmproj was given but " + std::string(family_name(c.family)) +
+                              " models take no images (vision families: qwen3vlmoe)");
+    }
+    auto vf = gguf::File::open(mm);
+    if (!vf.ok()) return vf.status().with_context("vision projector " + mm);
+    auto vc = vision::vision_config_from_gguf(*vf);
+    if (!vc.ok()) return vc.status();
+    if (vc->proj_dim != c.n_embd || vc->n_deepstack() != c.n_deepstack) {
+      return invalid_argument("the vision projector " + mm + " does not fit this model: it " +
+                              "outputs " + std::to_string(vc->proj_dim) + " values with " +
+                              std::to_string(vc->n_deepstack()) + " deepstack layers, the model " +
+                              "takes " + std::to_string(c.n_embd) + " with " +
+                              std::to_string(c.n_deepstack) + "; use the mmproj made for it");
+    }
+    const uint64_t patches = 16384;  // VisionEncoder's largest image
+    vision_bytes = vf->file_bytes() +
+                   patches * static_cast<uint64_t>(7 * vc->n_embd + vc->n_ff) * sizeof(float);
+    mm_file.emplace(std::move(*vf));
+  }
   const uint64_t kv_per_token = static_cast<uint64_t>(2 * c.n_layer * c.n_kv_head * c.head_dim) *
                                 (m.opt.kv_type == DType::F16 ? 2 : 4);
   // Activations for one step of max_batch_tokens, and logits for up to max_parallel rows.
@@ -159,7 +191,7 @@ Result<std::shared_ptr<LoadedModel>> load_model(EngineService::Impl& m, const st
   if (n_ranks > 1) file_bytes /= static_cast<uint64_t>(n_ranks);
   const uint64_t min_kv = kv_per_token * static_cast<uint64_t>(ctx_size);
   if (available > 0) {
-    const uint64_t need = file_bytes + workspace + min_kv + reserve;
+    const uint64_t need = file_bytes + vision_bytes + workspace + min_kv + reserve;
     if (need > available) {
       return resource_exhausted(
           "the model does not fit: it needs " + gib(static_cast<double>(need)) + " (weights " +
@@ -172,7 +204,7 @@ Result<std::shared_ptr<LoadedModel>> load_model(EngineService::Impl& m, const st
     }
   }
   // The KV pool takes what is left, up to ctx_size for each parallel sequence.
-  uint64_t left = available > 0 ? available - file_bytes - workspace - reserve
+  uint64_t left = available > 0 ? available - file_bytes - vision_bytes - workspace - reserve
                                 : min_kv * static_cast<uint64_t>(m.opt.max_parallel);
   int64_t kv_tokens = static_cast<int64_t>(
       std::min<uint64_t>(left / std::max<uint64_t>(kv_per_token, 1),
@@ -249,7 +281,19 @@ Result<std::shared_ptr<LoadedModel>> load_model(EngineService::Impl& m, const st
                   l->formatter->chat_template().source().find("tool") != std::string::npos;
   l->info.reasoning = l->formatter.has_value() &&
                       l->formatter->chat_template().source().find("<think>") != std::string::npos;
-  l->info.vision = false;
+  if (mm_file) {
+    auto enc = vision::VisionEncoder::from_file(std::move(*mm_file), m.opt.threads);
+    if (!enc.ok()) return enc.status();
+    auto pad = l->tokenizer->find_token("<|image_pad|>");
+    if (!pad) {
+      return invalid_argument("the model's vocabulary has no <|image_pad|> token for images");
+    }
+    l->image_pad_id = static_cast<int32_t>(*pad);
+    l->vision = std::move(*enc);
+    l->mmproj_path = mm;
+    logger("engine")->info("vision projector {}", mm);
+  }
+  l->info.vision = l->vision != nullptr;
   return l;
 }
 

@@ -4,6 +4,7 @@
 #include <random>
 
 #include "arc/log.h"
+#include "arc/vision_image.h"
 #include "sched/engine_service_impl.h"
 #include "sched/stop_matcher.h"
 
@@ -95,14 +96,39 @@ Status check_context(const LoadedModel& l, int64_t prompt_tokens, SamplingParams
   return ok_status();
 }
 
+Status check_vision(const LoadedModel& l, const ChatRequest& r) {
+  if (!r.images.empty() && !l.vision) {
+    return invalid_argument("the loaded model (" + l.info.id +
+                            ") cannot see images: it has no vision projector; remove the image "
+                            "parts or load a vision model with its mmproj");
+  }
+  return ok_status();
+}
+
 }  // namespace
 
 Result<std::shared_ptr<PreparedRequest>> EngineService::prepare_chat(const ChatRequest& r) {
   ARC_ASSIGN_OR_RETURN(auto l, ready_model(*impl_));
+  ARC_RETURN_IF_ERROR(check_vision(*l, r));
   ARC_ASSIGN_OR_RETURN(std::string prompt, render_chat(*l, r));
   ARC_ASSIGN_OR_RETURN(auto ids, tokenize_prompt(*l, prompt));
   auto p = std::make_shared<Prepared>();
   p->model = l;
+  if (!r.images.empty()) {
+    // Each image's placeholder becomes its encoder tokens (encoded now or found in the cache).
+    ARC_ASSIGN_OR_RETURN(ImagePrompt ip,
+                         expand_image_prompt(ids, l->image_pad_id, r.images, *l->vision,
+                                             l->image_cache, l->model->config()));
+    ids = std::move(ip.tokens);
+    p->seq.rope_positions = std::move(ip.rope_positions);
+    p->seq.rope_next = ip.rope_next;
+    p->seq.embd_rows = std::move(ip.embd_rows);
+    p->seq.embd = std::move(ip.embd);
+    p->seq.embd_width = (1 + l->model->config().n_deepstack) * l->model->config().n_embd;
+    p->seq.cache_keys = std::move(ip.cache_keys);
+    impl_->metrics.inc("arclight_images_total", static_cast<double>(r.images.size()));
+    impl_->metrics.inc("arclight_images_encoded_total", static_cast<double>(ip.encoded));
+  }
   p->seq.sampling = r.sampling;
   ARC_RETURN_IF_ERROR(check_context(*l, static_cast<int64_t>(ids.size()), p->seq.sampling));
   p->prompt_tokens = static_cast<int64_t>(ids.size());
@@ -165,9 +191,25 @@ Result<std::shared_ptr<PreparedRequest>> EngineService::prepare_completion(
 
 Result<int64_t> EngineService::count_chat_tokens(const ChatRequest& r) {
   ARC_ASSIGN_OR_RETURN(auto l, ready_model(*impl_));
+  ARC_RETURN_IF_ERROR(check_vision(*l, r));
   ARC_ASSIGN_OR_RETURN(std::string prompt, render_chat(*l, r));
   ARC_ASSIGN_OR_RETURN(auto ids, tokenize_prompt(*l, prompt));
-  return static_cast<int64_t>(ids.size());
+  int64_t n = static_cast<int64_t>(ids.size());
+  if (!r.images.empty()) {
+    // An image counts as its encoder tokens; the sizes come from the headers (no decoding).
+    const vision::PreprocessConfig pc = l->vision->preprocess_config();
+    for (const ImageInput& img : r.images) {
+      ARC_ASSIGN_OR_RETURN(vision::ImageInfo info, vision::probe_image(img.bytes));
+      const bool turned = info.orientation >= 5 && info.orientation <= 8;
+      ARC_ASSIGN_OR_RETURN(vision::ResizedSize sz,
+                           vision::smart_resize(turned ? info.width : info.height,
+                                                turned ? info.height : info.width, pc));
+      n += static_cast<int64_t>(sz.height / pc.patch_size) * (sz.width / pc.patch_size) /
+               (pc.merge_size * pc.merge_size) -
+           1;
+    }
+  }
+  return n;
 }
 
 Status EngineService::run(const std::shared_ptr<PreparedRequest>& request, const EventSink& sink) {

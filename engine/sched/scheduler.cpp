@@ -43,6 +43,7 @@ struct Scheduler::Sequence {
   std::shared_ptr<RequestHandle> handle;
   SequenceRequest req;
   std::vector<int32_t> tokens;  // prompt, then generated tokens
+  std::vector<int32_t> keys;    // prefix-cache identity of `tokens` (image tokens by content)
   int64_t n_prompt = 0;
   int64_t n_computed = 0;  // leading positions whose K/V is written
   int32_t kv_seq = -1;
@@ -82,6 +83,13 @@ std::shared_ptr<RequestHandle> Scheduler::submit(SequenceRequest request) {
   auto seq = std::make_unique<Sequence>(std::move(request));
   seq->handle = std::make_shared<RequestHandle>();
   seq->tokens = seq->req.prompt;
+  seq->keys = seq->req.cache_keys.empty() ? seq->tokens : seq->req.cache_keys;
+  if (seq->keys.size() != seq->tokens.size() ||
+      (seq->req.has_images() && seq->req.rope_positions.size() != 3 * seq->tokens.size())) {
+    auto handle = seq->handle;
+    finish(*seq, "error", internal_error("image inputs do not match the prompt"));
+    return handle;
+  }
   seq->n_prompt = static_cast<int64_t>(seq->tokens.size());
   seq->handle->timing_.arrival = Clock::now();
   seq->handle->timing_.prompt_tokens = seq->n_prompt;
@@ -231,7 +239,7 @@ bool Scheduler::step() {
     Sequence& s = *waiting_.front();
     s.kv_seq = kv_.add_sequence();
     int64_t cached = 0;
-    if (!s.req.prompt_logprobs) cached = kv_.attach_cached_prefix(s.kv_seq, s.tokens);
+    if (!s.req.prompt_logprobs) cached = kv_.attach_cached_prefix(s.kv_seq, s.keys);
     s.n_computed = cached;
     const int64_t chunk = std::min(static_cast<int64_t>(s.tokens.size()) - cached, budget);
     if (!kv_.reserve(s.kv_seq, cached + chunk).ok()) {
@@ -280,6 +288,12 @@ bool Scheduler::step() {
 
   // Build the flattened batch.
   std::vector<int32_t> tok, pos, seq, rows;
+  // Image inputs, when any sequence of the step has images: rotary positions per axis for every
+  // token (text tokens: the same on each axis) and the image tokens' embedding rows.
+  bool images = false;
+  for (const Entry& e : entries) images = images || e.s->req.has_images();
+  std::vector<int32_t> rope_t, rope_h, rope_w, embd_rows;
+  std::vector<float> embd;
   struct RowRef {
     Sequence* s;
     int64_t position;  // position of the token whose logits this row holds
@@ -298,9 +312,48 @@ bool Scheduler::step() {
       tok.push_back(e.s->tokens[static_cast<size_t>(p)]);
       pos.push_back(static_cast<int32_t>(p));
       seq.push_back(e.s->kv_seq);
+      if (!images) continue;
+      const SequenceRequest& q = e.s->req;
+      const int64_t n_prompt = e.s->n_prompt;
+      int32_t row = -1;
+      if (!q.has_images()) {
+        rope_t.push_back(static_cast<int32_t>(p));
+        rope_h.push_back(static_cast<int32_t>(p));
+        rope_w.push_back(static_cast<int32_t>(p));
+      } else if (p < n_prompt) {
+        rope_t.push_back(q.rope_positions[p]);
+        rope_h.push_back(q.rope_positions[n_prompt + p]);
+        rope_w.push_back(q.rope_positions[2 * n_prompt + p]);
+        row = q.embd_rows.empty() ? -1 : q.embd_rows[p];
+      } else {
+        const auto r = static_cast<int32_t>(q.rope_next + (p - n_prompt));
+        rope_t.push_back(r);
+        rope_h.push_back(r);
+        rope_w.push_back(r);
+      }
+      const int64_t width = q.embd_width;
+      if (row >= 0 && q.embd && width > 0 &&
+          (row + 1) * width <= static_cast<int64_t>(q.embd->size())) {
+        embd_rows.push_back(static_cast<int32_t>(embd.size() / static_cast<size_t>(width)));
+        embd.insert(embd.end(), q.embd->begin() + row * width, q.embd->begin() + (row + 1) * width);
+      } else {
+        embd_rows.push_back(-1);
+      }
     }
   }
-  const ForwardBatch batch{tok, pos, seq, rows};
+  ForwardBatch batch{tok, pos, seq, rows};
+  std::vector<int32_t> rope;
+  if (images) {
+    rope.reserve(3 * tok.size());
+    rope.insert(rope.end(), rope_t.begin(), rope_t.end());
+    rope.insert(rope.end(), rope_h.begin(), rope_h.end());
+    rope.insert(rope.end(), rope_w.begin(), rope_w.end());
+    batch.rope_positions = rope;
+    if (!embd.empty()) {
+      batch.embd_rows = embd_rows;
+      batch.embd = embd;
+    }
+  }
   auto logits = opt_.forward ? opt_.forward(batch) : exec_.run(batch);
   if (!logits.ok()) {
     logger("sched")->error("forward step failed: {}", logits.status().to_string());
@@ -310,7 +363,7 @@ bool Scheduler::step() {
   }
   for (const Entry& e : entries) {
     e.s->n_computed += e.n;
-    kv_.commit(e.s->kv_seq, e.s->tokens, e.s->n_computed);
+    kv_.commit(e.s->kv_seq, e.s->keys, e.s->n_computed);
   }
 
   uint64_t generated = 0;
@@ -336,6 +389,7 @@ bool Scheduler::step() {
       if (s.req.top_logprobs > 0) o.top = top_logprobs(row, s.req.top_logprobs);
     }
     s.tokens.push_back(o.token);
+    s.keys.push_back(o.token);
     s.generated++;
     generated++;
     {

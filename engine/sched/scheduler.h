@@ -41,6 +41,17 @@ struct SequenceRequest {
   int64_t max_new_tokens = 256;
   bool prompt_logprobs = false;  // report the logprob of every prompt token (echo)
   int top_logprobs = -1;         // -1: none
+
+  // Images (engine/sched/image_inputs.h); all empty for text.
+  std::vector<int32_t> rope_positions;             // [3, prompt size] multi-axis rotary positions
+  int64_t rope_next = 0;                           // rotary position of the first generated token
+  std::vector<int32_t> embd_rows;                  // [prompt size] row of embd, or -1
+  std::shared_ptr<const std::vector<float>> embd;  // [rows, embd_width]
+  int64_t embd_width = 0;                          // (1 + n_deepstack) * n_embd
+  // Prefix-cache identity of the prompt tokens (image tokens by content hash); empty: the
+  // tokens themselves.
+  std::vector<int32_t> cache_keys;
+  bool has_images() const { return !rope_positions.empty(); }
 };
 
 // One scheduler output: a generated token (or, with prompt_logprobs, a prompt token's score).

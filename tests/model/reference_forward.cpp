@@ -26,6 +26,8 @@ ReferenceModel::ReferenceModel(const gguf::File& f) : arch_(f.architecture()) {
   neox_ = arch_ != "llama";
   // Qwen1.5/Qwen2 MoE does not renormalise its top-k weights; Qwen3 MoE and Mixtral do.
   norm_topk_ = arch_ != "qwen2moe";
+  sections_ = f.get_int_array(arch_ + ".rope.dimension_sections").value_or(std::vector<int64_t>{});
+  n_deepstack_ = geti("n_deepstack_layers", 0);
   for (const gguf::TensorInfo& ti : f.tensors()) {
     Mat m;
     m.cols = ti.shape[0];
@@ -75,10 +77,20 @@ std::vector<double> ReferenceModel::rms(const std::vector<double>& x, const Mat*
   return y;
 }
 
-void ReferenceModel::rope(std::vector<double>& x, int64_t n_heads, int64_t pos) const {
+// pos: (t, h, w). Interleaved multi-axis RoPE (transformers' apply_interleaved_mrope): the
+// frequencies of pairs 1, 4, 7, ... (below 3 * sections[1]) take the h position, pairs 2, 5, 8,
+// ... (below 3 * sections[2]) the w position, every other pair the t position.
+void ReferenceModel::rope(std::vector<double>& x, int64_t n_heads,
+                          const std::array<int64_t, 3>& p3) const {
   for (int64_t h = 0; h < n_heads; ++h) {
     double* v = x.data() + h * hd_;
     for (int64_t i = 0; i < hd_ / 2; ++i) {
+      int64_t axis = 0;
+      if (!sections_.empty()) {
+        if (i % 3 == 1 && i < 3 * sections_[1]) axis = 1;
+        if (i % 3 == 2 && i < 3 * sections_[2]) axis = 2;
+      }
+      const int64_t pos = p3[axis];
       const double ang = static_cast<double>(pos) *
                          std::pow(theta_, -2.0 * static_cast<double>(i) / static_cast<double>(hd_));
       const double c = std::cos(ang), s = std::sin(ang);
@@ -137,11 +149,20 @@ std::vector<double> ReferenceModel::ffn(const std::string& p, const std::vector<
   return out;
 }
 
-std::vector<std::vector<double>> ReferenceModel::forward(const std::vector<int32_t>& tokens) const {
+std::vector<std::vector<double>> ReferenceModel::forward(const std::vector<int32_t>& tokens,
+                                                         const ReferenceImageInputs* image) const {
   const int64_t n = static_cast<int64_t>(tokens.size());
   const Mat& emb = t("token_embd.weight");
   std::vector<std::vector<double>> x(static_cast<size_t>(n));
   for (int64_t i = 0; i < n; ++i) x[i].assign(emb.row(tokens[i]), emb.row(tokens[i]) + n_embd_);
+  std::vector<std::array<int64_t, 3>> pos(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; ++i) pos[i] = {i, i, i};
+  if (image != nullptr) {
+    pos = image->rope_pos;
+    for (int64_t i = 0; i < n; ++i) {
+      if (!image->embd[i].empty()) x[i] = image->embd[i];
+    }
+  }
   const int64_t group = n_head_ / n_kv_;
   for (int64_t l = 0; l < n_layer_; ++l) {
     const std::string p = "blk." + std::to_string(l) + ".";
@@ -166,8 +187,8 @@ std::vector<std::vector<double>> ReferenceModel::forward(const std::vector<int32
           std::copy(y.begin(), y.end(), k[i].begin() + h2 * hd_);
         }
       }
-      rope(q[i], n_head_, i);
-      rope(k[i], n_kv_, i);
+      rope(q[i], n_head_, pos[i]);
+      rope(k[i], n_kv_, pos[i]);
     }
     for (int64_t i = 0; i < n; ++i) {
       std::vector<double> att(static_cast<size_t>(n_head_ * hd_), 0.0);
@@ -194,6 +215,10 @@ std::vector<std::vector<double>> ReferenceModel::forward(const std::vector<int32
       const std::vector<double> h = rms(x[i], &t(p + "ffn_norm.weight"), 0, n_embd_);
       const std::vector<double> f = ffn(p, h);
       for (int64_t c = 0; c < n_embd_; ++c) x[i][c] += f[c];
+      // Deepstack: image tokens' hidden states get feature l after layer l.
+      if (image != nullptr && l < n_deepstack_ && !image->deepstack[i].empty()) {
+        for (int64_t c = 0; c < n_embd_; ++c) x[i][c] += image->deepstack[i][l][c];
+      }
     }
   }
   const Mat& out = has("output.weight") ? t("output.weight") : emb;

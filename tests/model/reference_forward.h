@@ -4,6 +4,7 @@
 // reference dequantizer (to read quantized weights as the numbers they stand for).
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <map>
 #include <string>
@@ -13,11 +14,21 @@
 
 namespace arc::testing {
 
+// Image inputs of a qwen3vlmoe forward (transformers' Qwen3VLMoeModel): per token its rotary
+// positions (t, h, w), and for image tokens the embedding that replaces the token's and the
+// deepstack features added after layers 0 .. n_deepstack - 1.
+struct ReferenceImageInputs {
+  std::vector<std::array<int64_t, 3>> rope_pos;             // [n_tokens]
+  std::vector<std::vector<double>> embd;                    // [n_tokens]: empty = token's own
+  std::vector<std::vector<std::vector<double>>> deepstack;  // [n_tokens][n_deepstack] or empty
+};
+
 class ReferenceModel {
  public:
   explicit ReferenceModel(const gguf::File& f);
   // Logits for every position of `tokens`: [n_tokens][n_vocab].
-  std::vector<std::vector<double>> forward(const std::vector<int32_t>& tokens) const;
+  std::vector<std::vector<double>> forward(const std::vector<int32_t>& tokens,
+                                           const ReferenceImageInputs* image = nullptr) const;
   int64_t n_vocab() const { return n_vocab_; }
 
  private:
@@ -31,7 +42,7 @@ class ReferenceModel {
   std::vector<double> matvec(const Mat& m, const std::vector<double>& x, int64_t row0 = 0,
                              int64_t n_rows = -1) const;
   std::vector<double> rms(const std::vector<double>& x, const Mat* w, int64_t off, int64_t n) const;
-  void rope(std::vector<double>& x, int64_t n_heads, int64_t pos) const;
+  void rope(std::vector<double>& x, int64_t n_heads, const std::array<int64_t, 3>& pos) const;
   std::vector<double> ffn(const std::string& p, const std::vector<double>& x) const;
 
   std::string arch_;
@@ -39,6 +50,8 @@ class ReferenceModel {
   int64_t n_expert_ = 0, n_used_ = 0;
   double eps_ = 1e-6, theta_ = 10000.0;
   bool neox_ = true, norm_topk_ = true;
+  std::vector<int64_t> sections_;  // multi-axis rope sections (qwen3vlmoe), empty otherwise
+  int64_t n_deepstack_ = 0;
   std::map<std::string, Mat> w_;
 };
 

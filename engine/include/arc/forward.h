@@ -21,6 +21,17 @@ struct ForwardBatch {
   // Tokens whose logits to return, as indices into tokens; empty: the last token of each
   // sequence, in order of the sequences' first appearance.
   std::span<const int32_t> logit_rows;
+
+  // Image inputs (families with vision, qwen3vlmoe); all empty for text.
+  // Rotary positions per axis t, h, w: [3, n_tokens], axis-major. Empty: `positions` on every
+  // axis. The KV cache and causal order always follow `positions`.
+  std::span<const int32_t> rope_positions;
+  // Embeddings replacing token embeddings: embd_rows[i] is a row of `embd`, or -1 for token i's
+  // own embedding. Empty: no replacement.
+  std::span<const int32_t> embd_rows;  // [n_tokens]
+  // [n_embd_rows, (1 + n_deepstack) * n_embd]: each row the embedding, then the deepstack
+  // features added after layers 0 .. n_deepstack - 1 (ModelConfig::n_deepstack).
+  std::span<const float> embd;
 };
 
 class ForwardExecutor {

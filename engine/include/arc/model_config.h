@@ -20,10 +20,11 @@ class File;
 
 // Serialized in logs and tests by name; values never reused.
 enum class Family : int {
-  kLlama = 0,     // dense Llama, or Mixtral-style experts (ffn_*_exps) when expert_count > 0
-  kQwen3 = 1,     // dense Qwen3 with per-head q/k RMS norms
-  kQwen2Moe = 2,  // Qwen1.5/Qwen2 MoE: q/k/v biases, a shared expert with a sigmoid gate
-  kQwen3Moe = 3,  // Qwen3 MoE: q/k norms, routed experts only
+  kLlama = 0,       // dense Llama, or Mixtral-style experts (ffn_*_exps) when expert_count > 0
+  kQwen3 = 1,       // dense Qwen3 with per-head q/k RMS norms
+  kQwen2Moe = 2,    // Qwen1.5/Qwen2 MoE: q/k/v biases, a shared expert with a sigmoid gate
+  kQwen3Moe = 3,    // Qwen3 MoE: q/k norms, routed experts only
+  kQwen3VlMoe = 4,  // Qwen3-VL MoE: qwen3moe with interleaved multi-axis RoPE and deepstack inputs
 };
 
 std::string_view family_name(Family f);  // the GGUF general.architecture string
@@ -65,6 +66,16 @@ struct ModelConfig {
   bool rope_freqs = false;       // rope_freqs.weight present (Llama 3 frequency factors)
   bool norm_topk = true;         // renormalise the k routing weights to sum to 1
 
+  // Multi-axis rotary (qwen3vlmoe): rotated pairs per axis t, h, w (and an unused 4th), e.g.
+  // {24, 20, 20, 0} for head dim 128. Interleaved: pair i rotates by the h position when
+  // i % 3 == 1 and i < 3 * sections[1], by w when i % 3 == 2 and i < 3 * sections[2], else by t.
+  // All zero: plain RoPE.
+  int32_t rope_sections[4] = {0, 0, 0, 0};
+  // Deepstack (qwen3vlmoe): image features added to the hidden states after each of the first
+  // n_deepstack layers.
+  int64_t n_deepstack = 0;
+  bool mrope() const { return rope_sections[0] + rope_sections[1] + rope_sections[2] > 0; }
+
   bool is_moe() const { return ffn != FfnKind::kDense; }
   int64_t q_dim() const { return n_head * head_dim; }
   int64_t kv_dim() const { return n_kv_head * head_dim; }
@@ -78,7 +89,7 @@ struct ModelConfig {
     v("n_ff_shexp", n_ff_shexp), v("n_ctx_train", n_ctx_train), v("rot_dim", rot_dim);
     v("rms_eps", rms_eps), v("rope_theta", rope_theta), v("rope_freq_scale", rope_freq_scale);
     v("qk_norm", qk_norm), v("qkv_bias", qkv_bias), v("tied_embeddings", tied_embeddings);
-    v("rope_freqs", rope_freqs), v("norm_topk", norm_topk);
+    v("rope_freqs", rope_freqs), v("norm_topk", norm_topk), v("n_deepstack", n_deepstack);
   }
 
   // Checks ranges and consistency (heads divide, experts used <= experts, ...).

@@ -1,0 +1,162 @@
+// Images of a request into the language model's inputs (see image_inputs.h).
+#include "sched/image_inputs.h"
+
+#include <algorithm>
+#include <chrono>
+#include <filesystem>
+
+#include "arc/log.h"
+#include "arc/mrope.h"
+#include "arc/vision_image.h"
+
+namespace arc {
+
+uint64_t image_content_hash(std::span<const uint8_t> bytes) {
+  uint64_t h = 1469598103934665603ull;
+  for (uint8_t b : bytes) h = (h ^ b) * 1099511628211ull;
+  return (h ^ bytes.size()) * 1099511628211ull;
+}
+
+std::shared_ptr<const vision::ImageEmbeddings> ImageEmbeddingCache::find(uint64_t hash) {
+  std::lock_guard<std::mutex> lock(mu_);
+  for (auto it = lru_.begin(); it != lru_.end(); ++it) {
+    if (it->first == hash) {
+      lru_.splice(lru_.begin(), lru_, it);
+      ++hits_;
+      return lru_.front().second;
+    }
+  }
+  return nullptr;
+}
+
+void ImageEmbeddingCache::put(uint64_t hash, std::shared_ptr<const vision::ImageEmbeddings> e) {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::erase_if(lru_, [&](const auto& x) { return x.first == hash; });
+  lru_.emplace_front(hash, std::move(e));
+  while (lru_.size() > capacity_) lru_.pop_back();
+}
+
+uint64_t ImageEmbeddingCache::hits() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return hits_;
+}
+
+std::string find_paired_mmproj(const std::string& model_path) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  const fs::path model(model_path);
+  const fs::path dir = model.has_parent_path() ? model.parent_path() : fs::path(".");
+  std::vector<std::string> found;
+  for (const auto& ent : fs::directory_iterator(dir, ec)) {
+    std::string name = ent.path().filename().string();
+    std::string lower = name;
+    std::transform(lower.begin(), lower.end(), lower.begin(),
+                   [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+    if (lower.rfind("mmproj", 0) == 0 && lower.size() > 5 &&
+        lower.compare(lower.size() - 5, 5, ".gguf") == 0 && ent.is_regular_file(ec)) {
+      found.push_back(ent.path().string());
+    }
+  }
+  if (found.empty()) return "";
+  std::sort(found.begin(), found.end());
+  if (found.size() > 1) {
+    logger("engine")->warn("several vision projectors beside {}; using {} (choose with --mmproj)",
+                           model_path, found.front());
+  }
+  return found.front();
+}
+
+namespace {
+
+// Prefix-cache key of the k-th token of an image: negative (never a real token id), drawn from
+// the content hash so that a block of image tokens spans all 64 bits of it.
+int32_t image_key(uint64_t hash, int64_t k) {
+  const uint64_t x = (hash >> ((k % 4) * 16)) ^ (hash * 0x9E3779B97F4A7C15ull >> 33) ^
+                     static_cast<uint64_t>(k) * 0x632BE59BD9B4E019ull;
+  return static_cast<int32_t>(0x80000000u | static_cast<uint32_t>(x & 0x7FFFFFFFu));
+}
+
+}  // namespace
+
+Result<ImagePrompt> expand_image_prompt(std::span<const int32_t> ids, int32_t pad_id,
+                                        std::span<const ImageInput> images,
+                                        const vision::VisionEncoder& encoder,
+                                        ImageEmbeddingCache& cache, const ModelConfig& cfg) {
+  const vision::VisionConfig& vc = encoder.config();
+  if (vc.proj_dim != cfg.n_embd) {
+    return invalid_argument("the vision projector outputs " + std::to_string(vc.proj_dim) +
+                            " values per token but the model's hidden size is " +
+                            std::to_string(cfg.n_embd) + "; load the mmproj made for this model");
+  }
+  if (vc.n_deepstack() != cfg.n_deepstack) {
+    return invalid_argument("the vision projector has " + std::to_string(vc.n_deepstack()) +
+                            " deepstack layers but the model takes " +
+                            std::to_string(cfg.n_deepstack) +
+                            "; load the mmproj made for this model");
+  }
+  const int64_t n_pads = std::count(ids.begin(), ids.end(), pad_id);
+  if (n_pads != static_cast<int64_t>(images.size())) {
+    return invalid_argument("the rendered prompt has " + std::to_string(n_pads) +
+                            " image placeholders for " + std::to_string(images.size()) +
+                            " images; the model's chat template does not place images (or the "
+                            "text contains <|image_pad|>)");
+  }
+  // Encode (or find) every image first.
+  std::vector<std::shared_ptr<const vision::ImageEmbeddings>> emb;
+  std::vector<uint64_t> hashes;
+  ImagePrompt out;
+  for (size_t k = 0; k < images.size(); ++k) {
+    const uint64_t h = image_content_hash(images[k].bytes);
+    auto e = cache.find(h);
+    if (!e) {
+      auto img = vision::decode_image(images[k].bytes);
+      if (!img.ok()) return img.status().with_context("image " + std::to_string(k + 1));
+      auto grid = vision::preprocess(*img, encoder.preprocess_config());
+      if (!grid.ok()) return grid.status().with_context("image " + std::to_string(k + 1));
+      const auto t0 = std::chrono::steady_clock::now();
+      auto enc = encoder.encode(*grid);
+      if (!enc.ok()) return enc.status().with_context("image " + std::to_string(k + 1));
+      logger("vision")->info(
+          "encoded a {}x{} image: {}x{} patches, {} tokens in {:.1f} ms", img->width, img->height,
+          grid->w, grid->h, enc->n_tokens,
+          std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+      e = std::make_shared<const vision::ImageEmbeddings>(std::move(*enc));
+      cache.put(h, e);
+      out.encoded++;
+    }
+    emb.push_back(std::move(e));
+    hashes.push_back(h);
+  }
+  const int64_t e = cfg.n_embd, stride = (1 + cfg.n_deepstack) * e;
+  auto rows = std::make_shared<std::vector<float>>();
+  std::vector<ImageSpan> spans;
+  size_t next_image = 0;
+  for (int32_t id : ids) {
+    if (id != pad_id) {
+      out.tokens.push_back(id);
+      out.embd_rows.push_back(-1);
+      out.cache_keys.push_back(id);
+      continue;
+    }
+    const vision::ImageEmbeddings& im = *emb[next_image];
+    spans.push_back({static_cast<int64_t>(out.tokens.size()), im.grid_t, im.grid_h, im.grid_w});
+    for (int64_t k = 0; k < im.n_tokens; ++k) {
+      out.tokens.push_back(pad_id);
+      out.embd_rows.push_back(static_cast<int32_t>(rows->size() / stride));
+      out.cache_keys.push_back(image_key(hashes[next_image], k));
+      const float* m = im.main.data() + k * e;
+      rows->insert(rows->end(), m, m + e);
+      for (const auto& ds : im.deepstack)
+        rows->insert(rows->end(), ds.data() + k * e, ds.data() + (k + 1) * e);
+    }
+    out.image_tokens += im.n_tokens;
+    ++next_image;
+  }
+  RopePositions rp = mrope_positions(static_cast<int64_t>(out.tokens.size()), spans);
+  out.rope_positions = std::move(rp.pos);
+  out.rope_next = rp.next;
+  out.embd = std::move(rows);
+  return out;
+}
+
+}  // namespace arc
