@@ -9,15 +9,17 @@
 #include "arc/mrope.h"
 #include "arc/vision_image.h"
 
+#include <openssl/sha.h>
+
 namespace arc {
 
-uint64_t image_content_hash(std::span<const uint8_t> bytes) {
-  uint64_t h = 1469598103934665603ull;
-  for (uint8_t b : bytes) h = (h ^ b) * 1099511628211ull;
-  return (h ^ bytes.size()) * 1099511628211ull;
+ImageHash image_content_hash(std::span<const uint8_t> bytes) {
+  ImageHash h{};
+  SHA256(bytes.data(), bytes.size(), h.data());
+  return h;
 }
 
-std::shared_ptr<const vision::ImageEmbeddings> ImageEmbeddingCache::find(uint64_t hash) {
+std::shared_ptr<const vision::ImageEmbeddings> ImageEmbeddingCache::find(const ImageHash& hash) {
   std::lock_guard<std::mutex> lock(mu_);
   for (auto it = lru_.begin(); it != lru_.end(); ++it) {
     if (it->first == hash) {
@@ -29,7 +31,8 @@ std::shared_ptr<const vision::ImageEmbeddings> ImageEmbeddingCache::find(uint64_
   return nullptr;
 }
 
-void ImageEmbeddingCache::put(uint64_t hash, std::shared_ptr<const vision::ImageEmbeddings> e) {
+void ImageEmbeddingCache::put(const ImageHash& hash,
+                              std::shared_ptr<const vision::ImageEmbeddings> e) {
   std::lock_guard<std::mutex> lock(mu_);
   std::erase_if(lru_, [&](const auto& x) { return x.first == hash; });
   lru_.emplace_front(hash, std::move(e));
@@ -68,12 +71,15 @@ std::string find_paired_mmproj(const std::string& model_path) {
 
 namespace {
 
-// Prefix-cache key of the k-th token of an image: negative (never a real token id), drawn from
-// the content hash so that a block of image tokens spans all 64 bits of it.
-int32_t image_key(uint64_t hash, int64_t k) {
-  const uint64_t x = (hash >> ((k % 4) * 16)) ^ (hash * 0x9E3779B97F4A7C15ull >> 33) ^
-                     static_cast<uint64_t>(k) * 0x632BE59BD9B4E019ull;
-  return static_cast<int32_t>(0x80000000u | static_cast<uint32_t>(x & 0x7FFFFFFFu));
+// Prefix-cache key of the k-th token of an image: negative (never a real token id), 31 bits of
+// the content hash taken in turn, so any 8 consecutive image tokens (a KV block holds 16) carry
+// 248 of its 256 bits, and the token's index within the image.
+int32_t image_key(const ImageHash& hash, int64_t k) {
+  const size_t w = static_cast<size_t>(k % 8) * 4;
+  uint32_t x = static_cast<uint32_t>(hash[w]) | static_cast<uint32_t>(hash[w + 1]) << 8 |
+               static_cast<uint32_t>(hash[w + 2]) << 16 | static_cast<uint32_t>(hash[w + 3]) << 24;
+  x ^= static_cast<uint32_t>(k / 8) * 0x9E3779B9u;
+  return static_cast<int32_t>(0x80000000u | (x & 0x7FFFFFFFu));
 }
 
 }  // namespace
@@ -103,10 +109,10 @@ Result<ImagePrompt> expand_image_prompt(std::span<const int32_t> ids, int32_t pa
   }
   // Encode (or find) every image first.
   std::vector<std::shared_ptr<const vision::ImageEmbeddings>> emb;
-  std::vector<uint64_t> hashes;
+  std::vector<ImageHash> hashes;
   ImagePrompt out;
   for (size_t k = 0; k < images.size(); ++k) {
-    const uint64_t h = image_content_hash(images[k].bytes);
+    const ImageHash h = image_content_hash(images[k].bytes);
     auto e = cache.find(h);
     if (!e) {
       auto img = vision::decode_image(images[k].bytes);

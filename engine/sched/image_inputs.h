@@ -7,6 +7,7 @@
 // K/V and a different image in the same place does not.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <list>
 #include <memory>
@@ -22,21 +23,24 @@
 
 namespace arc {
 
-// Content hash of an encoded image file (FNV-1a 64 over its bytes and length).
-uint64_t image_content_hash(std::span<const uint8_t> bytes);
+// Content hash of an encoded image file: SHA-256 of its bytes. The prefix cache is shared by all
+// clients, so an image's identity must not be forgeable: a weak hash would let a crafted image
+// collide with another one and be answered from its cached K/V.
+using ImageHash = std::array<uint8_t, 32>;
+ImageHash image_content_hash(std::span<const uint8_t> bytes);
 
 // The most recently used encoded images (thread-safe).
 class ImageEmbeddingCache {
  public:
   explicit ImageEmbeddingCache(size_t capacity = 16) : capacity_(capacity) {}
-  std::shared_ptr<const vision::ImageEmbeddings> find(uint64_t hash);
-  void put(uint64_t hash, std::shared_ptr<const vision::ImageEmbeddings> e);
+  std::shared_ptr<const vision::ImageEmbeddings> find(const ImageHash& hash);
+  void put(const ImageHash& hash, std::shared_ptr<const vision::ImageEmbeddings> e);
   uint64_t hits() const;
 
  private:
   size_t capacity_;
   mutable std::mutex mu_;
-  std::list<std::pair<uint64_t, std::shared_ptr<const vision::ImageEmbeddings>>>
+  std::list<std::pair<ImageHash, std::shared_ptr<const vision::ImageEmbeddings>>>
       lru_;  // newest first
   uint64_t hits_ = 0;
 };
