@@ -355,7 +355,9 @@ TEST_F(TpServe, HungWorkerGives503WithTheReasonThenTheJobEnds) {
     EXPECT_EQ(js.value("state", ""), "error");
     EXPECT_NE(js.value("error", "").find("did not complete within"), std::string::npos);
     auto again = c.Post("/v1/chat/completions", chat_body("again", 4).dump(), "application/json");
-    if (again) EXPECT_EQ(again->status, 503);
+    if (again) {
+      EXPECT_EQ(again->status, 503);
+    }
   }
   auto rc = j.wait_exit(20);
   ASSERT_TRUE(rc.has_value()) << "the job still runs after the grace period";
@@ -397,7 +399,9 @@ TEST_F(TpServe, WorkerThatExitsEndsTheJobWithAMessage) {
   auto r = c.Post("/v1/chat/completions", chat_body("hello there", 20).dump(), "application/json");
   // Open MPI ends the whole job when a rank exits; if rank 0 outlives it briefly, the request
   // fails with the watchdog's reason instead. Never a 200 with a full answer.
-  if (r) EXPECT_NE(r->status, 200) << r->body;
+  if (r) {
+    EXPECT_NE(r->status, 200) << r->body;
+  }
   auto rc = j.wait_exit(20);
   ASSERT_TRUE(rc.has_value()) << "the job still runs";
   EXPECT_NE(*rc, 0);

@@ -74,7 +74,9 @@ TEST(ModelConfig, ReadsEveryFamily) {
     EXPECT_EQ(cfg->head_dim, 8);
     EXPECT_EQ(cfg->n_vocab, 259);  // synthetic byte vocabulary + 3 specials
     EXPECT_EQ(cfg->n_expert, x.experts);
-    if (x.experts) EXPECT_EQ(cfg->n_ff_exp, 48);
+    if (x.experts) {
+      EXPECT_EQ(cfg->n_ff_exp, 48);
+    }
     EXPECT_EQ(cfg->qk_norm, x.fam == Family::kQwen3 || x.fam == Family::kQwen3Moe);
     EXPECT_EQ(cfg->qkv_bias, x.fam == Family::kQwen2Moe);
     EXPECT_EQ(cfg->norm_topk, x.fam != Family::kQwen2Moe);
@@ -107,10 +109,18 @@ TEST(ModelArch, TensorWalkListsEachTensorOnceWithSplits) {
       EXPECT_EQ(r.shape, (std::vector<int64_t>{16, 32, 4}));
       EXPECT_EQ(r.spec->split, Split::kExpertCols);
     }
-    if (r.name == "blk.0.attn_q.weight") EXPECT_EQ(r.spec->split, Split::kRowsByHead);
-    if (r.name == "blk.0.attn_output.weight") EXPECT_EQ(r.spec->split, Split::kColsByHead);
-    if (r.name == "blk.0.ffn_gate_inp.weight") EXPECT_EQ(r.spec->split, Split::kReplicated);
-    if (r.name == "output.weight") EXPECT_EQ(r.spec->split, Split::kVocab);
+    if (r.name == "blk.0.attn_q.weight") {
+      EXPECT_EQ(r.spec->split, Split::kRowsByHead);
+    }
+    if (r.name == "blk.0.attn_output.weight") {
+      EXPECT_EQ(r.spec->split, Split::kColsByHead);
+    }
+    if (r.name == "blk.0.ffn_gate_inp.weight") {
+      EXPECT_EQ(r.spec->split, Split::kReplicated);
+    }
+    if (r.name == "output.weight") {
+      EXPECT_EQ(r.spec->split, Split::kVocab);
+    }
   });
   EXPECT_EQ(static_cast<size_t>(n), names.size());
   // 3 globals (embedding, output norm, output) + 2 x 17 per layer (8 attention, norm, 4 routed, 4
