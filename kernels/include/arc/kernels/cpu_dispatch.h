@@ -28,5 +28,8 @@ std::vector<IsaLevel> available_isas();  // kScalar first, best last
 // weight type is unsupported.
 bool matmul_at(IsaLevel level, const MatmulArgs& args, Parallel* pool);
 bool moe_ffn_at(IsaLevel level, const MoeFfnArgs& args, Parallel* pool);
+// With scratch memory kept in `ws` between calls.
+bool matmul_at(IsaLevel level, const MatmulArgs& args, Parallel* pool, Workspace* ws);
+bool moe_ffn_at(IsaLevel level, const MoeFfnArgs& args, Parallel* pool, Workspace* ws);
 
 }  // namespace arc::kernels::cpu

@@ -8,6 +8,7 @@
 
 #include "arc/kernels/dtype.h"
 #include "arc/kernels/parallel.h"
+#include "arc/kernels/workspace.h"
 
 namespace arc::kernels {
 
@@ -27,6 +28,8 @@ struct MatmulArgs {
 
 // Best path for this CPU (runtime dispatch). Returns false for an unsupported w_type.
 bool matmul(const MatmulArgs& args, Parallel* pool);
+// The same with scratch memory kept in `ws` between calls (no allocation per call).
+bool matmul(const MatmulArgs& args, Parallel* pool, Workspace* ws);
 
 namespace ref {
 // Scalar oracle: dequantizes each weight row and accumulates in double.
