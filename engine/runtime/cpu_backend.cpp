@@ -63,6 +63,11 @@ class CpuBackend final : public Backend {
       fail("matmul: unsupported weight type " + std::string(dtype_name(a.w_type)));
     }
   }
+  void matmul_multi(std::span<const kernels::MatmulArgs> a) override {
+    if (!kernels::matmul_multi(a, &pool_, &ws_)) {
+      fail("matmul: unsupported weight type in Q/K/V");
+    }
+  }
   void rms_norm(const float* x, const float* w, float* y, int64_t n_rows, int64_t d,
                 float eps) override {
     kernels::parallel_for(&pool_, n_rows, 16, [&](int64_t b, int64_t e) {

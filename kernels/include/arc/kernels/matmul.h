@@ -5,6 +5,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <span>
 
 #include "arc/kernels/dtype.h"
 #include "arc/kernels/parallel.h"
@@ -30,6 +31,10 @@ struct MatmulArgs {
 bool matmul(const MatmulArgs& args, Parallel* pool);
 // The same with scratch memory kept in `ws` between calls (no allocation per call).
 bool matmul(const MatmulArgs& args, Parallel* pool, Workspace* ws);
+// Several products of the same activations (same x, n_in, n_tokens, x_stride), e.g. attention's
+// Q, K and V: one activation quantization and, for a few tokens (decode), one parallel loop over
+// all products' rows. Other inputs run as separate matmul() calls. Results equal matmul()'s.
+bool matmul_multi(std::span<const MatmulArgs> args, Parallel* pool, Workspace* ws);
 
 namespace ref {
 // Scalar oracle: dequantizes each weight row and accumulates in double.

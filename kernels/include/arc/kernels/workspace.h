@@ -16,6 +16,7 @@ class Workspace {
   // Slots used by different kernels so nested uses never share a buffer.
   enum Slot : int {
     kMatmulAct = 0,  // matmul: prepared activations
+    kMatmulAct2,     // matmul_multi: prepared activations of a second format
     kMoeMeta,        // moe_ffn: routing bookkeeping
     kMoeXq,          // moe_ffn: per-token prepared activations
     kMoeXs,          // moe_ffn: activations in expert order (gate)
