@@ -3,8 +3,8 @@
 
 namespace arc {
 
-void linear(Backend& be, const Weight& w, const float* x, int64_t n_tokens, float* y,
-            bool accumulate) {
+kernels::MatmulArgs linear_args(const Weight& w, const float* x, int64_t n_tokens, float* y,
+                                bool accumulate) {
   kernels::MatmulArgs a;
   a.w = w.data;
   a.w_type = w.type;
@@ -15,7 +15,12 @@ void linear(Backend& be, const Weight& w, const float* x, int64_t n_tokens, floa
   a.n_tokens = n_tokens;
   a.y = y;
   a.accumulate = accumulate;
-  be.matmul(a);
+  return a;
+}
+
+void linear(Backend& be, const Weight& w, const float* x, int64_t n_tokens, float* y,
+            bool accumulate) {
+  be.matmul(linear_args(w, x, n_tokens, y, accumulate));
 }
 
 namespace {
@@ -44,9 +49,12 @@ void attention_block(LayerContext& c) {
   const int64_t t = c.n_tokens;
 
   be.rms_norm(b.x, c.w(TensorRole::kAttnNorm).f32(), b.xn, t, cfg.n_embd, cfg.rms_eps);
-  linear(be, c.w(TensorRole::kAttnQ), b.xn, t, b.q);
-  linear(be, c.w(TensorRole::kAttnK), b.xn, t, b.k);
-  linear(be, c.w(TensorRole::kAttnV), b.xn, t, b.v);
+  {
+    const kernels::MatmulArgs qkv[3] = {linear_args(c.w(TensorRole::kAttnQ), b.xn, t, b.q),
+                                        linear_args(c.w(TensorRole::kAttnK), b.xn, t, b.k),
+                                        linear_args(c.w(TensorRole::kAttnV), b.xn, t, b.v)};
+    be.matmul_multi(qkv);  // one dispatch and one quantization of xn in decode
+  }
   if (cfg.qkv_bias) {
     be.add_bias(b.q, c.w(TensorRole::kAttnQBias).f32(), t, cfg.q_dim());
     be.add_bias(b.k, c.w(TensorRole::kAttnKBias).f32(), t, cfg.kv_dim());

@@ -69,6 +69,8 @@ void dense_ffn_block(LayerContext& c);
 void moe_ffn_block(LayerContext& c);
 
 // y = w x for a 2-D weight (n_out = shape[1] rows of shape[0]).
+kernels::MatmulArgs linear_args(const Weight& w, const float* x, int64_t n_tokens, float* y,
+                                bool accumulate = false);
 void linear(Backend& be, const Weight& w, const float* x, int64_t n_tokens, float* y,
             bool accumulate = false);
 

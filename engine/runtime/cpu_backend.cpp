@@ -59,8 +59,13 @@ class CpuBackend final : public Backend {
   }
 
   void matmul(const kernels::MatmulArgs& a) override {
-    if (!kernels::matmul(a, &pool_)) {
+    if (!kernels::matmul(a, &pool_, &ws_)) {
       fail("matmul: unsupported weight type " + std::string(dtype_name(a.w_type)));
+    }
+  }
+  void matmul_multi(std::span<const kernels::MatmulArgs> a) override {
+    if (!kernels::matmul_multi(a, &pool_, &ws_)) {
+      fail("matmul: unsupported weight type in Q/K/V");
     }
   }
   void rms_norm(const float* x, const float* w, float* y, int64_t n_rows, int64_t d,
@@ -113,7 +118,7 @@ class CpuBackend final : public Backend {
   }
   void moe_route(const kernels::RouterArgs& a) override { kernels::moe_route(a); }
   void moe_ffn(const kernels::MoeFfnArgs& a) override {
-    if (!kernels::moe_ffn(a, &pool_)) fail("moe_ffn: unsupported expert weight type");
+    if (!kernels::moe_ffn(a, &pool_, &ws_)) fail("moe_ffn: unsupported expert weight type");
   }
 
  private:
@@ -121,6 +126,7 @@ class CpuBackend final : public Backend {
     if (error_.ok()) error_ = internal_error(std::move(m));
   }
   ThreadPool pool_;
+  kernels::Workspace ws_;  // kernels' scratch, reused across steps
   Status error_;
 };
 

@@ -275,7 +275,8 @@ void paged_attention_impl(const PagedAttentionArgs& a, Parallel* pool) {
       }
     }
   });
-  parallel_for(pool, n_items, 1, [&](int64_t begin, int64_t end) {
+  // The merge is a few hundred flops per item: inline unless there are many items.
+  parallel_for(pool, n_items, 64, [&](int64_t begin, int64_t end) {
     for (int64_t item = begin; item < end; ++item) {
       const int64_t t = item / a.n_kv_head, g = item % a.n_kv_head;
       float* out = a.out + (t * a.n_head + g * n_rep) * d;  // [n_rep, head_dim]

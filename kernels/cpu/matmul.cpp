@@ -54,13 +54,13 @@ RowsKernel simd_kernel_for(IsaLevel level, DType t) {
   }
 }
 
+}  // namespace
+
 // A format without a SIMD kernel at this level runs the scalar kernel.
-RowsKernel kernel_for(IsaLevel level, DType t) {
+RowsKernel rows_kernel_at(IsaLevel level, DType t) {
   const RowsKernel k = simd_kernel_for(level, t);
   return k.fn != nullptr ? k : rows_kernel_scalar(t);
 }
-
-}  // namespace
 
 RowsKernel rows_kernel_scalar(DType t) {
   switch (t) {
@@ -88,8 +88,13 @@ RowsKernel rows_kernel_scalar(DType t) {
 }
 
 bool matmul_at(IsaLevel level, const MatmulArgs& a, Parallel* pool) {
+  Workspace ws;
+  return matmul_at(level, a, pool, &ws);
+}
+
+bool matmul_at(IsaLevel level, const MatmulArgs& a, Parallel* pool, Workspace* ws) {
   if (!isa_available(level)) return false;
-  const RowsKernel k = kernel_for(level, a.w_type);
+  const RowsKernel k = rows_kernel_at(level, a.w_type);
   if (k.fn == nullptr || a.n_out < 0 || a.n_in < 0 || a.n_tokens < 0) return false;
   const auto row_bytes = dtype_row_bytes(a.w_type, static_cast<uint64_t>(a.n_in));
   if (!row_bytes) return false;
@@ -104,23 +109,23 @@ bool matmul_at(IsaLevel level, const MatmulArgs& a, Parallel* pool) {
   r.accumulate = a.accumulate;
   const int64_t xs = a.x_stride != 0 ? a.x_stride : a.n_in;
 
-  std::vector<uint8_t> prepared;  // [n_tokens] rows of quantized activations
   if (k.act == ActFormat::kF32) {
     r.xa = reinterpret_cast<const uint8_t*>(a.x);
     r.xa_stride = static_cast<size_t>(xs) * sizeof(float);
   } else {
-    const DType at = k.act == ActFormat::kQ8_K ? DType::Q8_K : DType::Q8_0;
+    const DType at = act_dtype(k.act);
     const auto act_bytes = dtype_row_bytes(at, static_cast<uint64_t>(a.n_in));
     if (!act_bytes) return false;  // n_in not a multiple of the activation block (256 or 32)
     r.xa_stride = static_cast<size_t>(*act_bytes);
-    prepared.resize(r.xa_stride * static_cast<size_t>(a.n_tokens));
+    uint8_t* prepared =
+        ws->get<uint8_t>(Workspace::kMatmulAct, r.xa_stride * static_cast<size_t>(a.n_tokens));
+    if (prepared == nullptr) return false;
     parallel_for(pool, a.n_tokens, 16, [&](int64_t t0, int64_t t1) {
       for (int64_t t = t0; t < t1; ++t) {
-        quantize_row(at, a.x + t * xs, prepared.data() + static_cast<size_t>(t) * r.xa_stride,
-                     a.n_in);
+        quantize_row(at, a.x + t * xs, prepared + static_cast<size_t>(t) * r.xa_stride, a.n_in);
       }
     });
-    r.xa = prepared.data();
+    r.xa = prepared;
   }
   // Rows are the unit of work; ranges of at least 16 rows keep the per-range overhead small.
   parallel_for(pool, a.n_out, 16, [&](int64_t o0, int64_t o1) { k.fn(r, o0, o1); });
@@ -133,6 +138,10 @@ namespace arc::kernels {
 
 bool matmul(const MatmulArgs& args, Parallel* pool) {
   return cpu::matmul_at(cpu::best_isa(), args, pool);
+}
+
+bool matmul(const MatmulArgs& args, Parallel* pool, Workspace* ws) {
+  return cpu::matmul_at(cpu::best_isa(), args, pool, ws);
 }
 
 }  // namespace arc::kernels

@@ -13,6 +13,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "arc/kernels/cpu_dispatch.h"
 #include "arc/kernels/dtype.h"
 
 namespace arc::kernels::cpu {
@@ -45,5 +46,14 @@ RowsKernel rows_kernel_scalar(DType w_type);
 RowsKernel rows_kernel_avx2(DType w_type);    // defined only on x86-64 builds
 RowsKernel rows_kernel_avx512(DType w_type);  // defined only on x86-64 builds
 RowsKernel rows_kernel_neon(DType w_type);    // defined only on aarch64 builds
+
+// What matmul runs at `level` for `w_type`: the level's SIMD kernel, else the scalar one (fn null
+// for an unsupported type).
+RowsKernel rows_kernel_at(IsaLevel level, DType w_type);
+
+// The storage type of prepared activations: F32, Q8_0 or Q8_K.
+inline DType act_dtype(ActFormat f) {
+  return f == ActFormat::kQ8_K ? DType::Q8_K : f == ActFormat::kQ8_0 ? DType::Q8_0 : DType::F32;
+}
 
 }  // namespace arc::kernels::cpu

@@ -1,16 +1,18 @@
-// MoE routing and expert FFNs on the CPU. Prefill groups the tokens routed to each expert and runs
-// one matmul per expert over that group (each expert's weights stream once per step); decode runs
-// only the k selected experts. Parallelism is inside each matmul (over output rows), so results do
-// not depend on the thread count.
+// MoE routing and expert FFNs on the CPU. The tokens routed to each expert are grouped so each
+// expert's weights stream once per step (decode reads only the k selected experts), and all
+// experts' rows run in one parallel loop per projection (see moe_ffn_at).
 #include "arc/kernels/moe.h"
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <numeric>
 #include <vector>
 
 #include "arc/kernels/cpu_dispatch.h"
 #include "arc/kernels/matmul.h"
+#include "arc/kernels/quant.h"
+#include "cpu/matmul_kernels.h"
 
 namespace arc::kernels {
 
@@ -53,88 +55,215 @@ void moe_route(const RouterArgs& a) {
 namespace arc::kernels::cpu {
 namespace {
 
-struct ExpertMats {
-  size_t gate_stride, up_stride, down_stride;
+// Weight rows per work item. Small enough that a decode step (8 experts of 512-1024 rows) gives
+// each thread several items to balance, large enough that an item's call overhead is noise.
+constexpr int64_t kItemRows = 32;
+
+// An expert with at least one routed slot: its slots sit at [begin, begin + n) in expert order.
+struct Group {
+  int32_t expert;
+  int64_t begin, n;
 };
 
-// One expert over a group of tokens: out = down(silu(gate x) * up x).
-// x: [n, n_embd]; g, u: [n, n_ff] scratch; out: [n, n_embd].
-bool run_expert(IsaLevel level, const MoeFfnArgs& a, const ExpertMats& s, int32_t e, const float* x,
-                int64_t n, float* g, float* u, float* out, Parallel* pool) {
-  MatmulArgs m;
-  m.x = x;
-  m.n_tokens = n;
-  m.n_in = a.n_embd;
-  m.n_out = a.n_ff;
-  m.w = static_cast<const uint8_t*>(a.gate) + static_cast<size_t>(e) * s.gate_stride;
-  m.w_type = a.gate_type;
-  m.y = g;
-  if (!matmul_at(level, m, pool)) return false;
-  m.w = static_cast<const uint8_t*>(a.up) + static_cast<size_t>(e) * s.up_stride;
-  m.w_type = a.up_type;
-  m.y = u;
-  if (!matmul_at(level, m, pool)) return false;
-  const int64_t n_act = n * a.n_ff;
-  for (int64_t i = 0; i < n_act; ++i) g[i] = g[i] / (1.0f + std::exp(-g[i])) * u[i];
-  m.x = g;
-  m.n_in = a.n_ff;
-  m.n_out = a.n_embd;
-  m.w = static_cast<const uint8_t*>(a.down) + static_cast<size_t>(e) * s.down_stride;
-  m.w_type = a.down_type;
-  m.y = out;
-  return matmul_at(level, m, pool);
+// Prepared activations of the slots in expert order: [n_slots] rows of `stride` bytes.
+struct Act {
+  const uint8_t* rows = nullptr;
+  size_t stride = 0;
+};
+
+// x: [n_tokens, n_in] -> the activation rows `fmt` wants, one per slot in expert order. Each
+// token is quantized once, then copied to its slots (decode: one quantization for all k experts).
+bool prepare(ActFormat fmt, const float* x, int64_t n_tokens, int64_t n_in,
+             const int64_t* slot_token, int64_t n_slots, Workspace::Slot q_slot,
+             Workspace::Slot s_slot, Workspace* ws, Parallel* pool, Act* out) {
+  const DType at = act_dtype(fmt);
+  const auto row = dtype_row_bytes(at, static_cast<uint64_t>(n_in));
+  if (!row) return false;  // n_in not a multiple of the activation block
+  const size_t stride = static_cast<size_t>(*row);
+  const uint8_t* per_token = reinterpret_cast<const uint8_t*>(x);
+  if (fmt != ActFormat::kF32) {
+    auto* q = ws->get<uint8_t>(q_slot, stride * static_cast<size_t>(n_tokens));
+    if (q == nullptr) return false;
+    parallel_for(pool, n_tokens, 16, [&](int64_t t0, int64_t t1) {
+      for (int64_t t = t0; t < t1; ++t) quantize_row(at, x + t * n_in, q + t * stride, n_in);
+    });
+    per_token = q;
+  }
+  auto* s = ws->get<uint8_t>(s_slot, stride * static_cast<size_t>(n_slots));
+  if (s == nullptr) return false;
+  for (int64_t p = 0; p < n_slots; ++p) {
+    std::memcpy(s + p * stride, per_token + slot_token[p] * stride, stride);
+  }
+  *out = {s, stride};
+  return true;
 }
 
 }  // namespace
 
 bool moe_ffn_at(IsaLevel level, const MoeFfnArgs& a, Parallel* pool) {
+  Workspace ws;
+  return moe_ffn_at(level, a, pool, &ws);
+}
+
+// Every routed slot (token, j) is placed in expert order; then all experts' gate and up rows run
+// as ONE parallel loop over (expert, row block) items with the SwiGLU fused in, and all down rows
+// as a second loop. A decode step thus costs two thread-pool dispatches per layer instead of
+// three matmuls (each with its own dispatch and activation quantization) per selected expert.
+// Each output value depends only on its weight row and its token's activations, never on how the
+// items are split, so results do not depend on the thread count.
+bool moe_ffn_at(IsaLevel level, const MoeFfnArgs& a, Parallel* pool, Workspace* ws) {
+  if (!isa_available(level)) return false;
   const auto gate_row = dtype_row_bytes(a.gate_type, static_cast<uint64_t>(a.n_embd));
   const auto up_row = dtype_row_bytes(a.up_type, static_cast<uint64_t>(a.n_embd));
   const auto down_row = dtype_row_bytes(a.down_type, static_cast<uint64_t>(a.n_ff));
-  if (!gate_row || !up_row || !down_row || a.n_tokens < 0 || a.k < 0) return false;
-  for (int64_t i = 0; i < a.n_tokens * a.k; ++i) {
+  const RowsKernel kg = rows_kernel_at(level, a.gate_type);
+  const RowsKernel ku = rows_kernel_at(level, a.up_type);
+  const RowsKernel kd = rows_kernel_at(level, a.down_type);
+  if (!gate_row || !up_row || !down_row || a.n_tokens < 0 || a.k < 0 || a.n_expert < 0) {
+    return false;
+  }
+  if (kg.fn == nullptr || ku.fn == nullptr || kd.fn == nullptr) return false;
+  const int64_t n_slots = a.n_tokens * a.k;
+  for (int64_t i = 0; i < n_slots; ++i) {
     if (a.ids[i] < 0 || a.ids[i] >= a.n_expert) return false;
   }
-  const ExpertMats s{a.gate_expert_bytes ? a.gate_expert_bytes : *gate_row * a.n_ff,
-                     a.up_expert_bytes ? a.up_expert_bytes : *up_row * a.n_ff,
-                     a.down_expert_bytes ? a.down_expert_bytes : *down_row * a.n_embd};
-  const size_t n_embd = static_cast<size_t>(a.n_embd);
-  if (!a.accumulate) std::fill(a.y, a.y + a.n_tokens * a.n_embd, 0.0f);
-
-  // Slots (t, j) grouped by expert, in token order within each expert.
-  std::vector<int64_t> count(static_cast<size_t>(a.n_expert) + 1, 0);
-  for (int64_t i = 0; i < a.n_tokens * a.k; ++i) ++count[a.ids[i] + 1];
-  std::partial_sum(count.begin(), count.end(), count.begin());
-  std::vector<int64_t> slots(static_cast<size_t>(a.n_tokens * a.k));
-  {
-    std::vector<int64_t> fill(count.begin(), count.end() - 1);
-    for (int64_t i = 0; i < a.n_tokens * a.k; ++i) slots[fill[a.ids[i]]++] = i;
+  const size_t gate_stride = a.gate_expert_bytes ? a.gate_expert_bytes : *gate_row * a.n_ff;
+  const size_t up_stride = a.up_expert_bytes ? a.up_expert_bytes : *up_row * a.n_ff;
+  const size_t down_stride = a.down_expert_bytes ? a.down_expert_bytes : *down_row * a.n_embd;
+  const int64_t n_embd = a.n_embd, n_ff = a.n_ff;
+  if (n_slots == 0) {
+    if (!a.accumulate) std::fill(a.y, a.y + a.n_tokens * n_embd, 0.0f);
+    return true;
   }
-  int64_t max_group = 0;
-  for (int64_t e = 0; e < a.n_expert; ++e) max_group = std::max(max_group, count[e + 1] - count[e]);
 
-  std::vector<float> xg(static_cast<size_t>(max_group) * n_embd);  // [group, n_embd]
-  std::vector<float> g(static_cast<size_t>(max_group * a.n_ff));   // [group, n_ff]
-  std::vector<float> u(g.size());                                  // [group, n_ff]
-  std::vector<float> out(xg.size());                               // [group, n_embd]
+  // Bookkeeping, all in one workspace slot: count [n_expert + 1], slot_at [n_slots] (slot at
+  // each expert-order position), pos_of [n_slots] (inverse), slot_token [n_slots], groups.
+  const size_t n_meta = static_cast<size_t>(a.n_expert + 1 + 3 * n_slots) +
+                        (sizeof(Group) / sizeof(int64_t) + 1) * static_cast<size_t>(n_slots);
+  auto* meta = ws->get<int64_t>(Workspace::kMoeMeta, n_meta);
+  if (meta == nullptr) return false;
+  int64_t* count = meta;
+  int64_t* slot_at = count + a.n_expert + 1;
+  int64_t* pos_of = slot_at + n_slots;
+  int64_t* slot_token = pos_of + n_slots;
+  auto* groups = reinterpret_cast<Group*>(slot_token + n_slots);
+  std::fill(count, count + a.n_expert + 1, 0);
+  for (int64_t i = 0; i < n_slots; ++i) ++count[a.ids[i] + 1];
+  std::partial_sum(count, count + a.n_expert + 1, count);
+  int64_t n_groups = 0;
   for (int32_t e = 0; e < a.n_expert; ++e) {
-    const int64_t begin = count[e], n = count[e + 1] - count[e];
-    if (n == 0) continue;  // decode: only the selected experts are read
-    for (int64_t r = 0; r < n; ++r) {
-      const int64_t t = slots[begin + r] / a.k;
-      std::copy(a.x + t * a.n_embd, a.x + (t + 1) * a.n_embd, xg.data() + r * n_embd);
-    }
-    if (!run_expert(level, a, s, e, xg.data(), n, g.data(), u.data(), out.data(), pool)) {
-      return false;
-    }
-    for (int64_t r = 0; r < n; ++r) {
-      const int64_t slot = slots[begin + r];
-      const float w = a.weights[slot];
-      float* y = a.y + (slot / a.k) * a.n_embd;  // [n_embd]
-      const float* o = out.data() + r * n_embd;
-      for (size_t i = 0; i < n_embd; ++i) y[i] += w * o[i];
-    }
+    if (count[e + 1] > count[e]) groups[n_groups++] = {e, count[e], count[e + 1] - count[e]};
   }
+  // Stable: within an expert, slots keep token order (count[] becomes each expert's end).
+  for (int64_t i = 0; i < n_slots; ++i) {
+    const int64_t p = count[a.ids[i]]++;
+    slot_at[p] = i;
+    pos_of[i] = p;
+  }
+  for (int64_t p = 0; p < n_slots; ++p) slot_token[p] = slot_at[p] / a.k;
+
+  Act xg, xu;
+  if (!prepare(kg.act, a.x, a.n_tokens, n_embd, slot_token, n_slots, Workspace::kMoeXq,
+               Workspace::kMoeXs, ws, pool, &xg)) {
+    return false;
+  }
+  if (ku.act == kg.act) {
+    xu = xg;
+  } else if (!prepare(ku.act, a.x, a.n_tokens, n_embd, slot_token, n_slots, Workspace::kMoeXq,
+                      Workspace::kMoeXs2, ws, pool, &xu)) {
+    return false;
+  }
+  float* g = ws->get<float>(Workspace::kMoeGate, static_cast<size_t>(n_slots * n_ff));
+  float* u = ws->get<float>(Workspace::kMoeUp, static_cast<size_t>(n_slots * n_ff));
+  float* out = ws->get<float>(Workspace::kMoeOut, static_cast<size_t>(n_slots * n_embd));
+  if (g == nullptr || u == nullptr || out == nullptr) return false;
+
+  // Gate and up rows of every expert, SwiGLU fused: g = silu(g) * u on the item's rows.
+  // g, u: [n_slots, n_ff] in expert order.
+  const int64_t ff_blocks = (n_ff + kItemRows - 1) / kItemRows;
+  parallel_for(pool, n_groups * ff_blocks, 1, [&](int64_t i0, int64_t i1) {
+    for (int64_t i = i0; i < i1; ++i) {
+      const Group& gr = groups[i / ff_blocks];
+      const int64_t o0 = (i % ff_blocks) * kItemRows, o1 = std::min(n_ff, o0 + kItemRows);
+      RowsArgs r;
+      r.n_in = n_embd;
+      r.n_tokens = gr.n;
+      r.y_stride = n_ff;
+      r.w = static_cast<const uint8_t*>(a.gate) + static_cast<size_t>(gr.expert) * gate_stride;
+      r.w_row_bytes = *gate_row;
+      r.xa = xg.rows + gr.begin * xg.stride;
+      r.xa_stride = xg.stride;
+      r.y = g + gr.begin * n_ff;
+      kg.fn(r, o0, o1);
+      r.w = static_cast<const uint8_t*>(a.up) + static_cast<size_t>(gr.expert) * up_stride;
+      r.w_row_bytes = *up_row;
+      r.xa = xu.rows + gr.begin * xu.stride;
+      r.xa_stride = xu.stride;
+      r.y = u + gr.begin * n_ff;
+      ku.fn(r, o0, o1);
+      for (int64_t t = gr.begin; t < gr.begin + gr.n; ++t) {
+        float* gt = g + t * n_ff;
+        const float* ut = u + t * n_ff;
+        for (int64_t o = o0; o < o1; ++o) gt[o] = gt[o] / (1.0f + std::exp(-gt[o])) * ut[o];
+      }
+    }
+  });
+
+  // The SwiGLU output as the down kernel wants it: [n_slots] rows.
+  Act h{reinterpret_cast<const uint8_t*>(g), static_cast<size_t>(n_ff) * sizeof(float)};
+  if (kd.act != ActFormat::kF32) {
+    const DType at = act_dtype(kd.act);
+    const auto row = dtype_row_bytes(at, static_cast<uint64_t>(n_ff));
+    if (!row) return false;
+    h.stride = static_cast<size_t>(*row);
+    auto* hq = ws->get<uint8_t>(Workspace::kMoeHq, h.stride * static_cast<size_t>(n_slots));
+    if (hq == nullptr) return false;
+    parallel_for(pool, n_slots, 16, [&](int64_t p0, int64_t p1) {
+      for (int64_t p = p0; p < p1; ++p) quantize_row(at, g + p * n_ff, hq + p * h.stride, n_ff);
+    });
+    h.rows = hq;
+  }
+
+  // Down rows of every expert. out: [n_slots, n_embd] in expert order.
+  const int64_t embd_blocks = (n_embd + kItemRows - 1) / kItemRows;
+  parallel_for(pool, n_groups * embd_blocks, 1, [&](int64_t i0, int64_t i1) {
+    for (int64_t i = i0; i < i1; ++i) {
+      const Group& gr = groups[i / embd_blocks];
+      const int64_t o0 = (i % embd_blocks) * kItemRows, o1 = std::min(n_embd, o0 + kItemRows);
+      RowsArgs r;
+      r.n_in = n_ff;
+      r.n_tokens = gr.n;
+      r.y_stride = n_embd;
+      r.w = static_cast<const uint8_t*>(a.down) + static_cast<size_t>(gr.expert) * down_stride;
+      r.w_row_bytes = *down_row;
+      r.xa = h.rows + gr.begin * h.stride;
+      r.xa_stride = h.stride;
+      r.y = out + gr.begin * n_embd;
+      kd.fn(r, o0, o1);
+    }
+  });
+
+  // y[t] (+)= sum_j w[t, j] * out[pos(t, j)], adding the experts in ascending id (expert order),
+  // whatever the batch: a token gets the same sums alone or inside a prefill.
+  parallel_for(pool, a.n_tokens, 8, [&](int64_t t0, int64_t t1) {
+    for (int64_t t = t0; t < t1; ++t) {
+      float* y = a.y + t * n_embd;  // [n_embd]
+      if (!a.accumulate) std::fill(y, y + n_embd, 0.0f);
+      int64_t prev = -1;  // expert-order position added last
+      for (int64_t j = 0; j < a.k; ++j) {
+        // Next of this token's slots in expert order (k is small: a scan per step).
+        int64_t slot = -1;
+        for (int64_t jj = 0; jj < a.k; ++jj) {
+          const int64_t p = pos_of[t * a.k + jj];
+          if (p > prev && (slot < 0 || p < pos_of[slot])) slot = t * a.k + jj;
+        }
+        prev = pos_of[slot];
+        const float w = a.weights[slot];
+        const float* o = out + prev * n_embd;
+        for (int64_t i = 0; i < n_embd; ++i) y[i] += w * o[i];
+      }
+    }
+  });
   return true;
 }
 
@@ -144,6 +273,10 @@ namespace arc::kernels {
 
 bool moe_ffn(const MoeFfnArgs& args, Parallel* pool) {
   return cpu::moe_ffn_at(cpu::best_isa(), args, pool);
+}
+
+bool moe_ffn(const MoeFfnArgs& args, Parallel* pool, Workspace* ws) {
+  return cpu::moe_ffn_at(cpu::best_isa(), args, pool, ws);
 }
 
 }  // namespace arc::kernels

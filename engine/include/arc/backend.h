@@ -53,6 +53,11 @@ class Backend {
 
   // Ops (shapes in the kernels' headers).
   virtual void matmul(const kernels::MatmulArgs& a) = 0;
+  // Several matmuls of the same x (attention's Q, K, V). A backend may run them as one launch;
+  // the default runs them one by one.
+  virtual void matmul_multi(std::span<const kernels::MatmulArgs> a) {
+    for (const kernels::MatmulArgs& m : a) matmul(m);
+  }
   // x, y: [n_rows, d]; w: [d] F32 or null.
   virtual void rms_norm(const float* x, const float* w, float* y, int64_t n_rows, int64_t d,
                         float eps) = 0;

@@ -2,6 +2,7 @@
 // points that force one level (tests compare every available level with kernels/ref).
 #pragma once
 
+#include <span>
 #include <string_view>
 #include <vector>
 
@@ -28,5 +29,10 @@ std::vector<IsaLevel> available_isas();  // kScalar first, best last
 // weight type is unsupported.
 bool matmul_at(IsaLevel level, const MatmulArgs& args, Parallel* pool);
 bool moe_ffn_at(IsaLevel level, const MoeFfnArgs& args, Parallel* pool);
+// With scratch memory kept in `ws` between calls.
+bool matmul_at(IsaLevel level, const MatmulArgs& args, Parallel* pool, Workspace* ws);
+bool moe_ffn_at(IsaLevel level, const MoeFfnArgs& args, Parallel* pool, Workspace* ws);
+bool matmul_multi_at(IsaLevel level, std::span<const MatmulArgs> args, Parallel* pool,
+                     Workspace* ws);
 
 }  // namespace arc::kernels::cpu

@@ -5,9 +5,11 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <span>
 
 #include "arc/kernels/dtype.h"
 #include "arc/kernels/parallel.h"
+#include "arc/kernels/workspace.h"
 
 namespace arc::kernels {
 
@@ -27,6 +29,12 @@ struct MatmulArgs {
 
 // Best path for this CPU (runtime dispatch). Returns false for an unsupported w_type.
 bool matmul(const MatmulArgs& args, Parallel* pool);
+// The same with scratch memory kept in `ws` between calls (no allocation per call).
+bool matmul(const MatmulArgs& args, Parallel* pool, Workspace* ws);
+// Several products of the same activations (same x, n_in, n_tokens, x_stride), e.g. attention's
+// Q, K and V: one activation quantization and, for a few tokens (decode), one parallel loop over
+// all products' rows. Other inputs run as separate matmul() calls. Results equal matmul()'s.
+bool matmul_multi(std::span<const MatmulArgs> args, Parallel* pool, Workspace* ws);
 
 namespace ref {
 // Scalar oracle: dequantizes each weight row and accumulates in double.

@@ -5,6 +5,7 @@
 
 #include "arc/kernels/dtype.h"
 #include "arc/kernels/parallel.h"
+#include "arc/kernels/workspace.h"
 
 namespace arc::kernels {
 
@@ -53,6 +54,8 @@ struct MoeFfnArgs {
   bool accumulate = false;
 };
 bool moe_ffn(const MoeFfnArgs& args, Parallel* pool);
+// The same with scratch memory kept in `ws` between calls (no allocation per call).
+bool moe_ffn(const MoeFfnArgs& args, Parallel* pool, Workspace* ws);
 
 namespace ref {
 void moe_route(const RouterArgs& args);
