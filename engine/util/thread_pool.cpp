@@ -42,11 +42,26 @@ ThreadPool::~ThreadPool() {
   for (auto& t : workers_) t.join();
 }
 
-void ThreadPool::run_chunks() {
+void ThreadPool::run_chunks(uint64_t job) {
+  constexpr uint64_t kMask = (uint64_t{1} << kIndexBits) - 1;
   for (;;) {
-    int64_t begin = next_.fetch_add(chunk_, std::memory_order_relaxed);
-    if (begin >= n_) break;
-    (*fn_)(begin, std::min(n_, begin + chunk_));
+    uint64_t c = claim_.load(std::memory_order_acquire);
+    // Read the job's fields first; the successful claim below proves they were this job's.
+    const auto* fn = fn_.load(std::memory_order_acquire);
+    const int64_t n = n_.load(std::memory_order_acquire);
+    const int64_t chunk = chunk_.load(std::memory_order_acquire);
+    int64_t begin = 0;
+    for (;;) {
+      if ((c >> kIndexBits) != (job & (~uint64_t{0} >> kIndexBits))) return;  // a later job
+      begin = static_cast<int64_t>(c & kMask);
+      if (begin >= n) return;
+      if (claim_.compare_exchange_weak(c, c + static_cast<uint64_t>(chunk),
+                                       std::memory_order_acq_rel, std::memory_order_acquire)) {
+        break;
+      }
+    }
+    (*fn)(begin, std::min(n, begin + chunk));
+    done_chunks_.fetch_add(1, std::memory_order_acq_rel);
   }
 }
 
@@ -68,8 +83,7 @@ void ThreadPool::worker_loop() {
     }
     if (stop_.load(std::memory_order_acquire)) return;
     seen = generation_.load(std::memory_order_acquire);
-    run_chunks();
-    active_.fetch_sub(1, std::memory_order_acq_rel);
+    run_chunks(seen);
   }
 }
 
@@ -83,25 +97,32 @@ void ThreadPool::for_range(int64_t n, int64_t min_chunk,
   }
   std::lock_guard<std::mutex> call_lock(call_mu_);
   // About four ranges per thread balances uneven rows without much claiming overhead.
-  int64_t chunk = std::max(min_chunk, (n + 4 * n_threads_ - 1) / (4 * n_threads_));
-  fn_ = &fn;
-  n_ = n;
-  chunk_ = chunk;
-  next_.store(0, std::memory_order_relaxed);
-  active_.store(static_cast<int>(workers_.size()), std::memory_order_relaxed);
-  generation_.fetch_add(1, std::memory_order_release);
+  const int64_t chunk = std::max(min_chunk, (n + 4 * n_threads_ - 1) / (4 * n_threads_));
+  const int64_t n_chunks = (n + chunk - 1) / chunk;
+  // The previous job is done (all its chunks ran), so no worker can claim from it any more and
+  // its fields may be replaced. The job id is the generation this call publishes.
+  const uint64_t job = generation_.load(std::memory_order_relaxed) + 1;
+  const uint64_t id = (job & (~uint64_t{0} >> kIndexBits)) << kIndexBits;
+  // Closed first: a late worker that sees any of the new fields below also sees this store, so
+  // its claim against the old job's word fails instead of running the new job's function.
+  claim_.store(id | ((uint64_t{1} << kIndexBits) - 1), std::memory_order_release);
+  fn_.store(&fn, std::memory_order_release);
+  n_.store(n, std::memory_order_release);
+  chunk_.store(chunk, std::memory_order_release);
+  done_chunks_.store(0, std::memory_order_release);
+  claim_.store(id, std::memory_order_release);  // open: next index 0
+  generation_.store(job, std::memory_order_release);
   {
     // Taking the mutex orders the bump before any sleeper's predicate check: no lost wake-up.
     std::lock_guard<std::mutex> lock(mu_);
   }
   wake_.notify_all();
-  run_chunks();
+  run_chunks(job);
   int spins = 0;
-  while (active_.load(std::memory_order_acquire) != 0) {
+  while (done_chunks_.load(std::memory_order_acquire) != n_chunks) {
     ARC_CPU_RELAX();
     if (++spins > 4096) std::this_thread::yield();
   }
-  fn_ = nullptr;
 }
 
 }  // namespace arc

@@ -110,7 +110,7 @@ struct Q4K512Kernel {
       for (int t = 0; t < NT; ++t) {
         const auto* xb = reinterpret_cast<const BlockQ8K*>(xa + t * xs) + b;
         acc[t] = _mm512_fmadd_ps(_mm512_set1_ps(d * xb->d), _mm512_cvtepi32_ps(sumi[t]), acc[t]);
-        const __m128i m = mins_dot_bsums(sm + 8, xb->bsums);
+        const __m128i m = mins_dot_bsums(sm + 8, xb);
         accm[t] = _mm_fmadd_ps(_mm_set1_ps(dmin * xb->d), _mm_cvtepi32_ps(m), accm[t]);
       }
     }

@@ -33,6 +33,24 @@ TEST(ThreadPool, ManyCallsInARow) {
   EXPECT_EQ(total.load(), 200000);
 }
 
+// More threads than cores: some workers wake only after their loop is over, while the next loop
+// (another function, another size) runs. Each index of each call must be covered exactly once,
+// by that call's own function, and every call must return only after all its ranges ran.
+TEST(ThreadPool, LateWorkersNeverRunAnotherCallsRanges) {
+  ThreadPool pool(8);
+  std::vector<int> owner(4096, -1);
+  for (int call = 0; call < 3000; ++call) {
+    const int64_t n = 1 + (call * 7919) % 4096;
+    std::atomic<int64_t> covered{0};
+    pool.for_range(n, 1 + call % 5, [&, call](int64_t b, int64_t e) {
+      for (int64_t i = b; i < e; ++i) owner[static_cast<size_t>(i)] = call;
+      covered += e - b;
+    });
+    ASSERT_EQ(covered.load(), n) << "call " << call;
+    for (int64_t i = 0; i < n; ++i) ASSERT_EQ(owner[static_cast<size_t>(i)], call) << i;
+  }
+}
+
 TEST(ThreadPool, SerialFallbackWithoutPool) {
   int64_t covered = 0;
   kernels::parallel_for(nullptr, 50, 4, [&](int64_t b, int64_t e) { covered += e - b; });

@@ -31,7 +31,8 @@ class ThreadPool final : public kernels::Parallel {
 
  private:
   void worker_loop();
-  void run_chunks();
+  // Runs chunks of job `job` until none is left or another job has started.
+  void run_chunks(uint64_t job);
 
   int n_threads_ = 1;
   std::vector<std::thread> workers_;
@@ -40,13 +41,19 @@ class ThreadPool final : public kernels::Parallel {
   std::condition_variable wake_;
   std::atomic<uint64_t> generation_{0};  // bumped once per for_range
   std::atomic<bool> stop_{false};
-  std::atomic<int> active_{0};           // workers still inside the current loop
 
-  // The job in flight.
-  const std::function<void(int64_t, int64_t)>* fn_ = nullptr;
-  int64_t n_ = 0;
-  int64_t chunk_ = 1;
-  std::atomic<int64_t> next_{0};
+  // The job in flight. The caller waits for its chunks to be done, not for every worker to have
+  // checked in: a worker the OS has not scheduled yet would otherwise stall each loop for a time
+  // slice. A worker that wakes late may still see the next job's fields, so a chunk is claimed
+  // with a compare-and-swap on `claim_`, which holds the job's id next to the next index: a
+  // claim only succeeds while that job is current and has chunks left, and then the fields the
+  // worker read belong to it.
+  static constexpr int kIndexBits = 40;
+  std::atomic<const std::function<void(int64_t, int64_t)>*> fn_{nullptr};
+  std::atomic<int64_t> n_{0};
+  std::atomic<int64_t> chunk_{1};
+  std::atomic<uint64_t> claim_{0};       // job id << kIndexBits | next index
+  std::atomic<int64_t> done_chunks_{0};  // chunks of the current job finished
 };
 
 }  // namespace arc

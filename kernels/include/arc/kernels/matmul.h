@@ -5,7 +5,9 @@
 
 #include <cstddef>
 #include <cstdint>
+#if __cplusplus >= 202002L
 #include <span>
+#endif
 
 #include "arc/kernels/dtype.h"
 #include "arc/kernels/parallel.h"
@@ -34,7 +36,10 @@ bool matmul(const MatmulArgs& args, Parallel* pool, Workspace* ws);
 // Several products of the same activations (same x, n_in, n_tokens, x_stride), e.g. attention's
 // Q, K and V: one activation quantization and, for a few tokens (decode), one parallel loop over
 // all products' rows. Other inputs run as separate matmul() calls. Results equal matmul()'s.
+// (C++20 only: the CUDA sources, compiled as C++17, include this header for MatmulArgs.)
+#if __cplusplus >= 202002L
 bool matmul_multi(std::span<const MatmulArgs> args, Parallel* pool, Workspace* ws);
+#endif
 
 namespace ref {
 // Scalar oracle: dequantizes each weight row and accumulates in double.
