@@ -327,8 +327,9 @@ Status EngineService::run(const std::shared_ptr<PreparedRequest>& request, const
     }
   }
   if (client_gone) {
-    handle->cancel();
+    // Counted before the blocks are freed: whoever sees them free also sees the count.
     impl_->metrics.inc("arclight_requests_total", 1, {{"finish_reason", "cancelled"}});
+    handle->cancel();
     return ok_status();
   }
   if (!finished) {
@@ -370,10 +371,12 @@ Status EngineService::run(const std::shared_ptr<PreparedRequest>& request, const
   if (decode_ms > 0 && t.generated > 1)
     finish.timings.decode_tokens_per_s = (t.generated - 1) * 1000.0 / decode_ms;
   finish.timings.total_ms = ms(t.arrival, end);
-  sink(finish);
+  // A client that left before the last event cancelled the request, however far it got.
+  const bool delivered = sink(finish);
 
   auto& mx = impl_->metrics;
-  mx.inc("arclight_requests_total", 1, {{"finish_reason", finish.finish_reason}});
+  mx.inc("arclight_requests_total", 1,
+         {{"finish_reason", delivered ? finish.finish_reason : std::string("cancelled")}});
   mx.inc("arclight_prompt_tokens_total", static_cast<double>(p->prompt_tokens));
   mx.inc("arclight_generation_tokens_total", static_cast<double>(completion_tokens));
   mx.inc("arclight_prefix_cache_queries_total", static_cast<double>(p->prompt_tokens));
