@@ -24,9 +24,15 @@ QString ImageAttachment::fromFile(const QString& path, QString* error) {
                     .arg(fi.fileName(), f.errorString()));
   const QByteArray bytes = f.readAll();
   const QMimeType mime = QMimeDatabase().mimeTypeForFileNameAndData(path, bytes);
-  if (!mime.name().startsWith(QLatin1String("image/")) || QImage::fromData(bytes).isNull())
+  const QImage image = QImage::fromData(bytes);
+  if (!mime.name().startsWith(QLatin1String("image/")) || image.isNull())
     return fail(
         QCoreApplication::translate("ImageAttachment", "%1 is not an image.").arg(fi.fileName()));
+  // The engine decodes PNG, JPEG and WebP only; anything else Qt can read (GIF, BMP, TIFF...)
+  // is sent as PNG so the user never sees a refusal for a picture the app showed them.
+  static const QStringList kEngineFormats = {
+      QStringLiteral("image/png"), QStringLiteral("image/jpeg"), QStringLiteral("image/webp")};
+  if (!kEngineFormats.contains(mime.name())) return fromImage(image);
   return QStringLiteral("data:%1;base64,%2")
       .arg(mime.name(), QString::fromLatin1(bytes.toBase64()));
 }

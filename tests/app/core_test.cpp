@@ -2,6 +2,7 @@
 // a failing program, stop), settings defaults and the event payload parsers.
 #include <gtest/gtest.h>
 
+#include <QImage>
 #include <QJsonDocument>
 #include <QSignalSpy>
 #include <QTemporaryDir>
@@ -10,6 +11,7 @@
 #include "AppSettings.h"
 #include "EngineEvents.h"
 #include "EngineProcess.h"
+#include "ImageAttachment.h"
 #include "LoadProgressTracker.h"
 
 using namespace arc::app;
@@ -135,4 +137,39 @@ TEST(EngineEvents, ParsersAreLenient) {
   EXPECT_EQ(engineStateFromString(QStringLiteral("ready")), EngineState::Ready);
   EXPECT_EQ(engineStateFromString(QStringLiteral("weird")), EngineState::Unknown);
   EXPECT_EQ(formatBytes(3LL << 30), QStringLiteral("3.0 GiB"));
+}
+
+// The engine takes PNG, JPEG and WebP; other formats Qt reads are converted to PNG, pixels kept.
+TEST(ImageAttachment, FormatsTheEngineCannotDecodeAreSentAsPng) {
+  QTemporaryDir dir;
+  QImage img(5, 3, QImage::Format_RGB32);
+  for (int y = 0; y < 3; ++y)
+    for (int x = 0; x < 5; ++x) img.setPixel(x, y, qRgb(40 * x, 70 * y, 200));
+  const QString bmp = dir.filePath(QStringLiteral("pic.bmp"));
+  const QString png = dir.filePath(QStringLiteral("pic.png"));
+  ASSERT_TRUE(img.save(bmp, "BMP"));
+  ASSERT_TRUE(img.save(png, "PNG"));
+
+  QString error;
+  const QString fromBmp = ImageAttachment::fromFile(bmp, &error);
+  ASSERT_TRUE(fromBmp.startsWith(QStringLiteral("data:image/png;base64,"))) << error.toStdString();
+  const QImage back = ImageAttachment::toImage(fromBmp);
+  ASSERT_EQ(back.size(), img.size());
+  for (int y = 0; y < 3; ++y)
+    for (int x = 0; x < 5; ++x) EXPECT_EQ(back.pixel(x, y), img.pixel(x, y)) << x << "," << y;
+
+  // A PNG goes as it is, byte for byte.
+  QFile f(png);
+  ASSERT_TRUE(f.open(QIODevice::ReadOnly));
+  EXPECT_EQ(ImageAttachment::fromFile(png, &error),
+            QStringLiteral("data:image/png;base64,") + QString::fromLatin1(f.readAll().toBase64()));
+
+  // Text is refused with a message.
+  const QString txt = dir.filePath(QStringLiteral("notes.txt"));
+  QFile t(txt);
+  ASSERT_TRUE(t.open(QIODevice::WriteOnly));
+  t.write("hello");
+  t.close();
+  EXPECT_TRUE(ImageAttachment::fromFile(txt, &error).isEmpty());
+  EXPECT_TRUE(error.contains(QStringLiteral("not an image"))) << error.toStdString();
 }
