@@ -63,6 +63,17 @@ Status run(PngCtx& c, const DecodeLimits& limits, ImageInfo& info, Image* out) {
   info.format = ImageFormat::kPng;
   info.width = static_cast<int>(w);
   info.height = static_cast<int>(h);
+  info.orientation = 1;
+#ifdef PNG_eXIf_SUPPORTED
+  {
+    // An eXIf chunk before the pixels (where the PNG specification wants it) can turn the image.
+    png_uint_32 n_exif = 0;
+    png_bytep exif = nullptr;
+    if (png_get_eXIf_1(png, pi, &n_exif, &exif) != 0 && exif != nullptr) {
+      info.orientation = exif_payload_orientation({exif, n_exif});
+    }
+  }
+#endif
   {
     Status st = check_dimensions(w, h, limits, "PNG");
     if (!st.ok() || out == nullptr) {
@@ -130,6 +141,11 @@ Result<Image> decode_png(std::span<const uint8_t> bytes, const DecodeLimits& lim
   ImageInfo info;
   Image img;
   ARC_RETURN_IF_ERROR(run(c, limits, info, &img));
+  try {
+    apply_orientation(img, info.orientation);
+  } catch (const std::bad_alloc&) {
+    return resource_exhausted("out of memory rotating a PNG by its EXIF orientation");
+  }
   return img;
 }
 

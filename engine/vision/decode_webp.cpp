@@ -2,6 +2,7 @@
 // header. Animated WebP is refused (a still image is expected); alpha is flattened onto white.
 #include <webp/decode.h>
 
+#include <cstring>
 #include <new>
 
 #include "decoders.h"
@@ -45,6 +46,26 @@ Result<WebPBitstreamFeatures> features(std::span<const uint8_t> bytes, const Dec
   return f;
 }
 
+// EXIF orientation from the extended format's EXIF chunk (RIFF chunks: fourcc, 32-bit LE
+// size, payload padded to even), 1 when there is none. Every size is checked against the file.
+int webp_orientation(std::span<const uint8_t> b) {
+  if (b.size() < 12 || std::memcmp(b.data(), "RIFF", 4) != 0 ||
+      std::memcmp(b.data() + 8, "WEBP", 4) != 0) {
+    return 1;
+  }
+  size_t off = 12;
+  for (int n = 0; n < 64 && off + 8 <= b.size(); ++n) {
+    const uint64_t size = uint64_t(b[off + 4]) | uint64_t(b[off + 5]) << 8 |
+                          uint64_t(b[off + 6]) << 16 | uint64_t(b[off + 7]) << 24;
+    if (size > b.size() - off - 8) return 1;
+    if (std::memcmp(b.data() + off, "EXIF", 4) == 0) {
+      return exif_payload_orientation(b.subspan(off + 8, static_cast<size_t>(size)));
+    }
+    off += 8 + static_cast<size_t>(size) + (size & 1);
+  }
+  return 1;
+}
+
 }  // namespace
 
 Result<ImageInfo> probe_webp(std::span<const uint8_t> bytes, const DecodeLimits& limits) {
@@ -53,6 +74,7 @@ Result<ImageInfo> probe_webp(std::span<const uint8_t> bytes, const DecodeLimits&
   info.format = ImageFormat::kWebp;
   info.width = f.width;
   info.height = f.height;
+  info.orientation = webp_orientation(bytes);
   return info;
 }
 
@@ -86,6 +108,11 @@ Result<Image> decode_webp(std::span<const uint8_t> bytes, const DecodeLimits& li
   img.width = f.width;
   img.height = f.height;
   img.format = ImageFormat::kWebp;
+  try {
+    apply_orientation(img, webp_orientation(bytes));
+  } catch (const std::bad_alloc&) {
+    return resource_exhausted("out of memory rotating a WebP by its EXIF orientation");
+  }
   return img;
 }
 

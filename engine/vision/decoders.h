@@ -29,6 +29,8 @@ Result<Image> decode_webp(std::span<const uint8_t> bytes, const DecodeLimits& li
 // EXIF orientation (1..8) from an APP1 payload that starts with "Exif\0\0"; 1 when the payload
 // is not EXIF, has no orientation tag or is malformed (a bad tag never fails the decode).
 int exif_orientation(std::span<const uint8_t> app1);
+// The same from a PNG eXIf / WebP EXIF chunk payload (TIFF data, with or without "Exif\0\0").
+int exif_payload_orientation(std::span<const uint8_t> payload);
 
 // Rotates/mirrors `image` so that it is upright for EXIF orientation 2..8 (1: unchanged).
 void apply_orientation(Image& image, int orientation);

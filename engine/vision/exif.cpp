@@ -1,4 +1,5 @@
-// EXIF orientation from a JPEG APP1 segment. Only IFD0's Orientation tag (0x0112) is read; every
+// EXIF orientation from a JPEG APP1 segment, a PNG eXIf chunk or a WebP EXIF chunk. Only IFD0's
+// Orientation tag (0x0112) is read; every
 // offset and count is checked against the payload, and anything malformed means "upright" (1):
 // a broken tag must not make a viewable photo unusable.
 #include <cstring>
@@ -7,10 +8,15 @@
 
 namespace arc::vision::detail {
 
-int exif_orientation(std::span<const uint8_t> app1) {
-  static constexpr uint8_t kExif[6] = {'E', 'x', 'i', 'f', 0, 0};
-  if (app1.size() < 6 || std::memcmp(app1.data(), kExif, 6) != 0) return 1;
-  const std::span<const uint8_t> tiff = app1.subspan(6);  // offsets count from here
+namespace {
+constexpr uint8_t kExif[6] = {'E', 'x', 'i', 'f', 0, 0};
+
+bool has_exif_prefix(std::span<const uint8_t> b) {
+  return b.size() >= 6 && std::memcmp(b.data(), kExif, 6) == 0;
+}
+
+// `tiff`: a TIFF header and its IFDs; offsets count from its first byte.
+int tiff_orientation(std::span<const uint8_t> tiff) {
   if (tiff.size() < 8) return 1;
   bool little;
   if (tiff[0] == 'I' && tiff[1] == 'I') {
@@ -42,6 +48,16 @@ int exif_orientation(std::span<const uint8_t> app1) {
     return v >= 1 && v <= 8 ? static_cast<int>(v) : 1;
   }
   return 1;
+}
+}  // namespace
+
+int exif_orientation(std::span<const uint8_t> app1) {
+  return has_exif_prefix(app1) ? tiff_orientation(app1.subspan(6)) : 1;
+}
+
+int exif_payload_orientation(std::span<const uint8_t> payload) {
+  // PNG and WebP store the TIFF data itself; some writers keep JPEG's "Exif\0\0" in front.
+  return tiff_orientation(has_exif_prefix(payload) ? payload.subspan(6) : payload);
 }
 
 }  // namespace arc::vision::detail

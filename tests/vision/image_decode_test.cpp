@@ -208,17 +208,19 @@ TEST(ImageDecode, WebpLossyWithinTolerance) {
   expect_quadrants(decode_file("quad_lossy.webp"), 12, "quad_lossy.webp");
 }
 
+// JPEG APP1, PNG eXIf and WebP EXIF chunks (both byte orders in each format).
 TEST(ImageDecode, ExifOrientationsAllUpright) {
-  for (int o = 1; o <= 8; ++o) {
-    const std::string name = "exif_orientation_" + std::to_string(o) + ".jpg";
-    const auto bytes = read_image_file(name);
-    auto info = probe_image(bytes);
-    ASSERT_TRUE(info.ok()) << name;
-    EXPECT_EQ(info->orientation, o) << name;
-    // As stored: orientations 5-8 keep the picture transposed (16 wide, 32 high).
-    EXPECT_EQ(info->width, o >= 5 ? 16 : 32) << name;
-    expect_quadrants(decode_file(name), 4, name);
-  }
+  for (const char* ext : {".jpg", ".png", ".webp"})
+    for (int o = 1; o <= 8; ++o) {
+      const std::string name = "exif_orientation_" + std::to_string(o) + ext;
+      const auto bytes = read_image_file(name);
+      auto info = probe_image(bytes);
+      ASSERT_TRUE(info.ok()) << name;
+      EXPECT_EQ(info->orientation, o) << name;
+      // As stored: orientations 5-8 keep the picture transposed (16 wide, 32 high).
+      EXPECT_EQ(info->width, o >= 5 ? 16 : 32) << name;
+      expect_quadrants(decode_file(name), 4, name);
+    }
 }
 
 TEST(ImageProbe, HeaderOnly) {

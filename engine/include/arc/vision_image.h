@@ -46,7 +46,7 @@ struct ImageInfo {
   ImageFormat format = ImageFormat::kUnknown;
   int width = 0;  // as stored (before EXIF orientation)
   int height = 0;
-  int orientation = 1;  // EXIF orientation 1..8 (JPEG only; 1 otherwise)
+  int orientation = 1;  // EXIF orientation 1..8 (JPEG APP1, PNG eXIf, WebP EXIF; 1 otherwise)
 };
 
 // Format, dimensions and orientation from the header, with the limits checked.

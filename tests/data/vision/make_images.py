@@ -204,7 +204,39 @@ def write_jpegs_webps(tmp):
     open("bomb.webp", "wb").write(bytes(data))
 
 
+def exif_tiff(orientation, big_endian):
+    """The TIFF data of exif_app1 without JPEG's APP1 framing (what PNG eXIf and WebP EXIF hold)."""
+    app1 = exif_app1(orientation, big_endian)
+    return app1[4 + 6:]
+
+
+def write_exif_png_webp(tmp):
+    """exif_orientation_<o>.png (eXIf chunk before IDAT) and .webp (lossless, EXIF chunk added
+    with webpmux), stored transformed like the JPEGs: all decode to the same upright picture."""
+    for o in range(1, 9):
+        rows = STORED[o](upright())
+        h, w = len(rows), len(rows[0])
+        raw = b"".join(b"\x00" + bytes(v for px in row for v in px) for row in rows)
+        out = b"\x89PNG\r\n\x1a\n"
+        out += chunk(b"IHDR", struct.pack(">IIBBBBB", w, h, 8, 2, 0, 0, 0))
+        out += chunk(b"eXIf", exif_tiff(o, big_endian=(o % 2 == 0)))
+        out += chunk(b"IDAT", zlib.compress(raw, 9))
+        out += chunk(b"IEND", b"")
+        with open("exif_orientation_%d.png" % o, "wb") as f:
+            f.write(out)
+        plain = os.path.join(tmp, "o%d.png" % o)
+        png(plain, w, h, 2, 8, [bytes(v for px in row for v in px) for row in rows])
+        lossless = os.path.join(tmp, "o%d.webp" % o)
+        subprocess.run(["cwebp", "-quiet", "-lossless", "-exact", plain, "-o", lossless], check=True)
+        tiff = os.path.join(tmp, "o%d.exif" % o)
+        with open(tiff, "wb") as f:
+            f.write(exif_tiff(o, big_endian=(o % 2 == 1)))
+        subprocess.run(["webpmux", "-set", "exif", tiff, lossless, "-o",
+                        "exif_orientation_%d.webp" % o], check=True)
+
+
 if __name__ == "__main__":
     write_pngs()
     with tempfile.TemporaryDirectory() as tmp:
         write_jpegs_webps(tmp)
+        write_exif_png_webp(tmp)
