@@ -13,47 +13,17 @@
 namespace arc::testing {
 namespace {
 
-struct Case {
-  const char* name;
-  Family family;
-  int64_t n_expert;  // 0: dense
-  const char* type;
-};
-
-TestModelOptions tiny(const Case& c) {
-  TestModelOptions o;
-  o.family = c.family;
-  o.n_expert = c.n_expert;
-  o.type = c.type;
-  o.seed = 7;
-  const bool kquant = std::string(c.type).find("_K") != std::string::npos;
-  // K-quants need rows of 256: wider models for them, still tiny.
-  o.n_embd = kquant ? 256 : 64;
-  o.n_ff = kquant ? 256 : 96;
-  o.n_ff_exp = kquant ? 256 : 32;
-  o.n_ff_shexp = kquant ? 256 : 64;
-  o.n_layer = kquant ? 8 : 2;  // 8 layers so Q4_K_M mixes Q4_K and Q6_K
-  o.n_expert_used = 2;
-  // Quantized kernels may quantize activations (~0.5% error), which can flip a near-tied top-k
-  // choice: a discrete jump no tolerance covers. Quantized MoE cases therefore use every expert
-  // (routing weights stay continuous); the F32 cases, whose error is ~1e-6, test the selection.
-  const bool exact = std::string(c.type) == "F32" || std::string(c.type) == "F16";
-  if (!exact && c.n_expert > 0) o.n_expert = o.n_expert_used = 4;
-  o.tied_embeddings = c.family != Family::kLlama;  // cover both output heads
-  return o;
-}
-
 double max_abs(const std::vector<double>& v) {
   double m = 0;
   for (double x : v) m = std::max(m, std::fabs(x));
   return m;
 }
 
-class ForwardVsReference : public ::testing::TestWithParam<Case> {};
+class ForwardVsReference : public ::testing::TestWithParam<ModelCase> {};
 
 TEST_P(ForwardVsReference, PrefillAndDecodeMatch) {
-  const Case c = GetParam();
-  const TestModelOptions o = tiny(c);
+  const ModelCase c = GetParam();
+  const TestModelOptions o = tiny_model(c);
   auto e = make_engine(o, 2);
   ASSERT_TRUE(e.ok()) << e.status().to_string();
   auto f = gguf::File::parse(e->bytes, "ref");
@@ -94,17 +64,18 @@ TEST_P(ForwardVsReference, PrefillAndDecodeMatch) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Families, ForwardVsReference,
-                         ::testing::Values(Case{"qwen3moe_f32", Family::kQwen3Moe, 8, "F32"},
-                                           Case{"qwen3moe_q8", Family::kQwen3Moe, 8, "Q8_0"},
-                                           Case{"qwen3moe_q4km", Family::kQwen3Moe, 8, "Q4_K_M"},
-                                           Case{"qwen2moe_f32", Family::kQwen2Moe, 4, "F32"},
-                                           Case{"qwen2moe_q8", Family::kQwen2Moe, 4, "Q8_0"},
-                                           Case{"llama_f32", Family::kLlama, 0, "F32"},
-                                           Case{"llama_q4km", Family::kLlama, 0, "Q4_K_M"},
-                                           Case{"mixtral_f32", Family::kLlama, 4, "F32"},
-                                           Case{"mixtral_q8", Family::kLlama, 4, "Q8_0"},
-                                           Case{"qwen3_f32", Family::kQwen3, 0, "F32"},
-                                           Case{"qwen3_f16", Family::kQwen3, 0, "F16"}),
+                         ::testing::Values(ModelCase{"qwen3moe_f32", Family::kQwen3Moe, 8, "F32"},
+                                           ModelCase{"qwen3moe_q8", Family::kQwen3Moe, 8, "Q8_0"},
+                                           ModelCase{"qwen3moe_q4km", Family::kQwen3Moe, 8,
+                                                     "Q4_K_M"},
+                                           ModelCase{"qwen2moe_f32", Family::kQwen2Moe, 4, "F32"},
+                                           ModelCase{"qwen2moe_q8", Family::kQwen2Moe, 4, "Q8_0"},
+                                           ModelCase{"llama_f32", Family::kLlama, 0, "F32"},
+                                           ModelCase{"llama_q4km", Family::kLlama, 0, "Q4_K_M"},
+                                           ModelCase{"mixtral_f32", Family::kLlama, 4, "F32"},
+                                           ModelCase{"mixtral_q8", Family::kLlama, 4, "Q8_0"},
+                                           ModelCase{"qwen3_f32", Family::kQwen3, 0, "F32"},
+                                           ModelCase{"qwen3_f16", Family::kQwen3, 0, "F16"}),
                          [](const auto& info) { return std::string(info.param.name); });
 
 // Greedy decoding of several prompts; `together` decodes them in one batch per step.
@@ -158,7 +129,7 @@ std::vector<std::vector<int32_t>> greedy(Engine& e,
 }
 
 TEST(Forward, GreedyIsIdenticalAcrossThreadsAndBatches) {
-  TestModelOptions o = tiny({"", Family::kQwen3Moe, 8, "Q8_0"});
+  TestModelOptions o = tiny_model({"", Family::kQwen3Moe, 8, "Q8_0"});
   const std::vector<std::vector<int32_t>> prompts = {
       {5, 17, 99, 3, 250},
       {200, 1, 1, 40, 41, 42, 43, 44, 45, 46, 47, 48, 49, 50, 51, 52, 53, 54},
@@ -179,7 +150,7 @@ TEST(Forward, GreedyIsIdenticalAcrossThreadsAndBatches) {
 TEST(TestModel, GreedyStepsHaveClearMargins) {
   for (Family fam : {Family::kQwen3Moe, Family::kQwen2Moe, Family::kLlama, Family::kQwen3}) {
     TestModelOptions o =
-        tiny({"", fam, fam == Family::kLlama || fam == Family::kQwen3 ? 0 : 4, "F32"});
+        tiny_model({"", fam, fam == Family::kLlama || fam == Family::kQwen3 ? 0 : 4, "F32"});
     auto bytes = build_test_model(o);
     ASSERT_TRUE(bytes.ok());
     auto f = gguf::File::parse(*bytes, "margins");

@@ -37,4 +37,35 @@ inline Result<Engine> make_engine(const TestModelOptions& o, int threads = 1,
   return e;
 }
 
+// One tiny model of a family and weight format, as the model and backend tests use them.
+struct ModelCase {
+  const char* name;
+  Family family;
+  int64_t n_expert;  // 0: dense
+  const char* type;
+};
+
+inline TestModelOptions tiny_model(const ModelCase& c) {
+  TestModelOptions o;
+  o.family = c.family;
+  o.n_expert = c.n_expert;
+  o.type = c.type;
+  o.seed = 7;
+  const bool kquant = std::string(c.type).find("_K") != std::string::npos;
+  // K-quants need rows of 256: wider models for them, still tiny.
+  o.n_embd = kquant ? 256 : 64;
+  o.n_ff = kquant ? 256 : 96;
+  o.n_ff_exp = kquant ? 256 : 32;
+  o.n_ff_shexp = kquant ? 256 : 64;
+  o.n_layer = kquant ? 8 : 2;  // 8 layers so Q4_K_M mixes Q4_K and Q6_K
+  o.n_expert_used = 2;
+  // Quantized kernels may quantize activations (~0.5% error), which can flip a near-tied top-k
+  // choice: a discrete jump no tolerance covers. Quantized MoE cases therefore use every expert
+  // (routing weights stay continuous); the F32 cases, whose error is ~1e-6, test the selection.
+  const bool exact = std::string(c.type) == "F32" || std::string(c.type) == "F16";
+  if (!exact && c.n_expert > 0) o.n_expert = o.n_expert_used = 4;
+  o.tied_embeddings = c.family != Family::kLlama;  // cover both output heads
+  return o;
+}
+
 }  // namespace arc::testing

@@ -22,35 +22,6 @@ namespace {
   if (!var##_made.ok()) GTEST_SKIP() << "no CUDA backend: " << var##_made.status().message(); \
   std::unique_ptr<Backend> var = std::move(*var##_made)
 
-struct Case {
-  const char* name;
-  Family family;
-  int64_t n_expert;  // 0: dense
-  const char* type;
-};
-
-// The tiny models of tests/model/forward_test.cpp: K-quants need rows of 256; quantized MoE
-// cases use every expert so a ~0.5% activation-quantization difference cannot flip a near-tied
-// top-k choice (a jump no tolerance covers).
-TestModelOptions tiny(const Case& c) {
-  TestModelOptions o;
-  o.family = c.family;
-  o.n_expert = c.n_expert;
-  o.type = c.type;
-  o.seed = 7;
-  const bool kquant = std::string(c.type).find("_K") != std::string::npos;
-  o.n_embd = kquant ? 256 : 64;
-  o.n_ff = kquant ? 256 : 96;
-  o.n_ff_exp = kquant ? 256 : 32;
-  o.n_ff_shexp = kquant ? 256 : 64;
-  o.n_layer = kquant ? 8 : 2;
-  o.n_expert_used = 2;
-  const bool exact = std::string(c.type) == "F32" || std::string(c.type) == "F16";
-  if (!exact && c.n_expert > 0) o.n_expert = o.n_expert_used = 4;
-  o.tied_embeddings = c.family != Family::kLlama;
-  return o;
-}
-
 // An engine over `bytes` (parsed in memory: weights go through map_weights) on `backend`.
 Result<Engine> engine_on(std::vector<uint8_t> bytes, std::unique_ptr<Backend> backend) {
   Engine e;
@@ -118,12 +89,12 @@ Outcome run_steps(Engine& e, const std::vector<std::vector<int32_t>>& prompts, i
 const std::vector<std::vector<int32_t>> kPrompts = {
     {1, 72, 101, 108, 108, 111, 44, 32, 119, 111, 114}, {1, 50, 51}, {1, 200, 17, 90, 33}};
 
-class CudaVsCpu : public ::testing::TestWithParam<Case> {};
+class CudaVsCpu : public ::testing::TestWithParam<ModelCase> {};
 
 TEST_P(CudaVsCpu, LogitsAndGreedyTokensMatch) {
-  const Case c = GetParam();
+  const ModelCase c = GetParam();
   ARC_CUDA_OR_SKIP(cuda, /*graphs=*/true);
-  auto bytes = build_test_model(tiny(c));
+  auto bytes = build_test_model(tiny_model(c));
   ASSERT_TRUE(bytes.ok()) << bytes.status().to_string();
   auto g = engine_on(*bytes, std::move(cuda));
   ASSERT_TRUE(g.ok()) << g.status().to_string();
@@ -165,29 +136,30 @@ TEST_P(CudaVsCpu, LogitsAndGreedyTokensMatch) {
   EXPECT_TRUE(cb->graphs_enabled()) << "CUDA graphs were turned off (see the log)";
 }
 
-INSTANTIATE_TEST_SUITE_P(Families, CudaVsCpu,
-                         ::testing::Values(Case{"qwen3moe_f32", Family::kQwen3Moe, 8, "F32"},
-                                           Case{"qwen3moe_q8", Family::kQwen3Moe, 8, "Q8_0"},
-                                           Case{"qwen3moe_q4km", Family::kQwen3Moe, 8, "Q4_K_M"},
-                                           Case{"qwen2moe_f32", Family::kQwen2Moe, 4, "F32"},
-                                           Case{"qwen2moe_q8", Family::kQwen2Moe, 4, "Q8_0"},
-                                           Case{"qwen2moe_q4km", Family::kQwen2Moe, 4, "Q4_K_M"},
-                                           Case{"llama_f32", Family::kLlama, 0, "F32"},
-                                           Case{"llama_q8", Family::kLlama, 0, "Q8_0"},
-                                           Case{"llama_q4km", Family::kLlama, 0, "Q4_K_M"},
-                                           Case{"mixtral_f32", Family::kLlama, 4, "F32"},
-                                           Case{"mixtral_q8", Family::kLlama, 4, "Q8_0"},
-                                           Case{"mixtral_q4km", Family::kLlama, 4, "Q4_K_M"},
-                                           Case{"qwen3_f32", Family::kQwen3, 0, "F32"},
-                                           Case{"qwen3_q8", Family::kQwen3, 0, "Q8_0"},
-                                           Case{"qwen3_q4km", Family::kQwen3, 0, "Q4_K_M"}),
-                         [](const auto& info) { return std::string(info.param.name); });
+INSTANTIATE_TEST_SUITE_P(
+    Families, CudaVsCpu,
+    ::testing::Values(ModelCase{"qwen3moe_f32", Family::kQwen3Moe, 8, "F32"},
+                      ModelCase{"qwen3moe_q8", Family::kQwen3Moe, 8, "Q8_0"},
+                      ModelCase{"qwen3moe_q4km", Family::kQwen3Moe, 8, "Q4_K_M"},
+                      ModelCase{"qwen2moe_f32", Family::kQwen2Moe, 4, "F32"},
+                      ModelCase{"qwen2moe_q8", Family::kQwen2Moe, 4, "Q8_0"},
+                      ModelCase{"qwen2moe_q4km", Family::kQwen2Moe, 4, "Q4_K_M"},
+                      ModelCase{"llama_f32", Family::kLlama, 0, "F32"},
+                      ModelCase{"llama_q8", Family::kLlama, 0, "Q8_0"},
+                      ModelCase{"llama_q4km", Family::kLlama, 0, "Q4_K_M"},
+                      ModelCase{"mixtral_f32", Family::kLlama, 4, "F32"},
+                      ModelCase{"mixtral_q8", Family::kLlama, 4, "Q8_0"},
+                      ModelCase{"mixtral_q4km", Family::kLlama, 4, "Q4_K_M"},
+                      ModelCase{"qwen3_f32", Family::kQwen3, 0, "F32"},
+                      ModelCase{"qwen3_q8", Family::kQwen3, 0, "Q8_0"},
+                      ModelCase{"qwen3_q4km", Family::kQwen3, 0, "Q4_K_M"}),
+    [](const auto& info) { return std::string(info.param.name); });
 
 // Graphs change how steps are launched, not what they compute: the same model with and without.
 TEST(CudaBackend, GraphsOnAndOffAgree) {
   ARC_CUDA_OR_SKIP(with, true);
   ARC_CUDA_OR_SKIP(without, false);
-  auto bytes = build_test_model(tiny({"qwen3moe_q8", Family::kQwen3Moe, 8, "Q8_0"}));
+  auto bytes = build_test_model(tiny_model({"qwen3moe_q8", Family::kQwen3Moe, 8, "Q8_0"}));
   ASSERT_TRUE(bytes.ok());
   auto a = engine_on(*bytes, std::move(with));
   auto b = engine_on(*bytes, std::move(without));
@@ -209,7 +181,7 @@ TEST(CudaBackend, GraphsOnAndOffAgree) {
 // and progress reaches the total.
 TEST(CudaBackend, StreamedWeightsFromFile) {
   ARC_CUDA_OR_SKIP(cuda, true);
-  const TestModelOptions o = tiny({"qwen2moe_q4km", Family::kQwen2Moe, 4, "Q4_K_M"});
+  const TestModelOptions o = tiny_model({"qwen2moe_q4km", Family::kQwen2Moe, 4, "Q4_K_M"});
   const std::string path = (std::filesystem::temp_directory_path() /
                             ("arc_cuda_stream_" + std::to_string(getpid()) + ".gguf"))
                                .string();
@@ -298,7 +270,7 @@ TEST(CudaBackend, UnsupportedOpIsReportedAtSync) {
 // Bad step input is refused on the host before anything reaches the device.
 TEST(CudaBackend, BadTokenIsRefused) {
   ARC_CUDA_OR_SKIP(cuda, true);
-  auto bytes = build_test_model(tiny({"qwen3_f32", Family::kQwen3, 0, "F32"}));
+  auto bytes = build_test_model(tiny_model({"qwen3_f32", Family::kQwen3, 0, "F32"}));
   ASSERT_TRUE(bytes.ok());
   auto e = engine_on(*bytes, std::move(cuda));
   ASSERT_TRUE(e.ok());

@@ -2,11 +2,12 @@
  * make_images.py: the four quadrants of make_images.py's QUAD as (R, G, B, 255), except the
  * bottom-right quadrant, which is (R, G, B, 0): full black ink.
  * cc make_cmyk_jpeg.c -ljpeg -o make_cmyk_jpeg && ./make_cmyk_jpeg cmyk.jpg */
-#include <stdio.h>
 #include <jpeglib.h>
+#include <stdio.h>
 
 int main(int argc, char** argv) {
-  static const unsigned char quad[4][3] = {{200, 30, 40}, {30, 180, 60}, {40, 60, 220}, {230, 220, 50}};
+  static const unsigned char quad[4][3] = {
+      {200, 30, 40}, {30, 180, 60}, {40, 60, 220}, {230, 220, 50}};
   struct jpeg_compress_struct c;
   struct jpeg_error_mgr err;
   unsigned char row[32 * 4];
