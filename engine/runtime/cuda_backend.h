@@ -29,7 +29,8 @@ namespace arc {
 class CudaBackend final : public Backend,
                           public StepGraphs,
                           public WeightStreamer,
-                          public DeviceReport {
+                          public DeviceReport,
+                          public NativeStream {
  public:
   // Use make_cuda_backend(); `stream` is owned from here on.
   CudaBackend(int device, const kernels::cuda::DeviceInfo& info, cudaStream_t stream, bool graphs);
@@ -71,6 +72,14 @@ class CudaBackend final : public Backend,
   // WeightStreamer.
   Result<const void*> stream_file_range(const std::string& path, uint64_t offset, uint64_t size,
                                         const LoadProgressFn& progress) override;
+  // cuda_backend_tp.cpp: one rank's shard of a tensor.
+  Result<const void*> stream_file_rows(const std::string& path, uint64_t offset, uint64_t n_rows,
+                                       uint64_t stride, uint64_t take_offset, uint64_t take_bytes,
+                                       const LoadProgressFn& progress) override;
+
+  // NativeStream.
+  void* native_stream() const override { return stream_; }
+  int native_device() const override { return device_; }
 
   // DeviceReport.
   std::string device_description() const override;
