@@ -26,8 +26,10 @@ inline constexpr const char* kDeviceHelp =
     "CUDA device index (with --backend cuda; default: the rank's local index under mpirun "
     "modulo the device count, else 0)";
 
-inline int resolve_device(int device) {
-  return device >= 0 ? device : default_cuda_device(mpi_local_rank());
+// The CUDA runtime is only asked (for the device count) when the backend is cuda.
+inline int resolve_device(const std::string& backend, int device) {
+  if (device >= 0) return device;
+  return backend == "cuda" ? default_cuda_device(mpi_local_rank()) : 0;
 }
 
 inline void add_backend_flags(CLI::App* cmd, BackendOptions* o) {
@@ -45,7 +47,7 @@ inline void add_backend_flags(CLI::App* cmd, BackendOptions* o) {
 inline Result<std::unique_ptr<Backend>> open_backend(BackendOptions o, int threads, int tp = 1) {
   (void)tp;
   o.threads = threads;
-  o.device = resolve_device(o.device);
+  o.device = resolve_device(o.kind, o.device);
   return make_backend(o);
 }
 

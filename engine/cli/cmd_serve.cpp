@@ -93,7 +93,7 @@ int serve(ServeOpts o) {
   sigaddset(&signals, SIGTERM);
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
 
-  o.engine.device = resolve_device(o.engine.device);
+  o.engine.device = resolve_device(o.engine.backend, o.engine.device);
   // Tensor parallelism: join the MPI job first; ranks > 0 never start a server.
   auto tp =
       TpRuntime::join(o.tp, std::chrono::milliseconds(static_cast<int64_t>(o.tp_timeout * 1000)));
