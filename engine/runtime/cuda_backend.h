@@ -141,6 +141,14 @@ class CudaBackend final : public Backend,
   int failed_captures_ = 0;  // in a row, with ops failing while recording
 
   std::vector<void*> weight_blocks_;  // cudaMalloc'd weights, freed with the backend
+
+  // cuda_backend_tp.cpp: pinned staging buffers and a device slab kept across the many tensors
+  // of one shard load (pinning 64 MiB per tensor would cost more than reading it).
+  struct ShardStaging;
+  struct ShardStagingFree {
+    void operator()(ShardStaging* s) const;
+  };
+  std::unique_ptr<ShardStaging, ShardStagingFree> shard_staging_;
 };
 
 // Streams [offset, offset + size) of `path` into `dst` (device memory) on `stream` through two
