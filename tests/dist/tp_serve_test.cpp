@@ -184,10 +184,13 @@ class TpServe : public ::testing::Test {
 
  public:
   static std::string model_a() {
-    return (fs::temp_directory_path() / "arc_tp_serve_a.gguf").string();
+    // Per process: several checkouts may run this test at once on one machine.
+    return (fs::temp_directory_path() / ("arc_tp_serve_a_" + std::to_string(getpid()) + ".gguf"))
+        .string();
   }
   static std::string model_b() {
-    return (fs::temp_directory_path() / "arc_tp_serve_b.gguf").string();
+    return (fs::temp_directory_path() / ("arc_tp_serve_b_" + std::to_string(getpid()) + ".gguf"))
+        .string();
   }
 
  protected:
@@ -303,7 +306,9 @@ TEST_F(TpServe, TwoRanksAnswerLikeOneThenSwitchModels) {
 }
 
 TEST_F(TpServe, ModelThatCannotSplitIsRefusedAndTheRanksStayInStep) {
-  const std::string odd = (fs::temp_directory_path() / "arc_tp_serve_odd.gguf").string();
+  const std::string odd =
+      (fs::temp_directory_path() / ("arc_tp_serve_odd_" + std::to_string(getpid()) + ".gguf"))
+          .string();
   ASSERT_EQ(run_command({kBin, "--log-level", "warn", "make-test-model", "--family", "qwen3",
                          "--out", odd, "--layers", "1", "--heads", "3", "--kv-heads", "1"}),
             0);
