@@ -159,6 +159,68 @@ INSTANTIATE_TEST_SUITE_P(Families, StreamedShard,
                                            ModelCase{"qwen3_q8", Family::kQwen3, 0, "Q8_0"}),
                          [](const auto& info) { return std::string(info.param.name); });
 
+// The forward's path for collectives on the backend's stream (NCCL on a GPU): no backend sync
+// before an all-reduce, the logits all-gathered in backend memory and downloaded, settle() once
+// per step. On the CPU backend ops complete as they are enqueued, so a communicator that claims
+// on_stream() and runs MPI at once computes what NCCL would on the stream.
+class OnStreamMpi final : public Communicator {
+ public:
+  explicit OnStreamMpi(Communicator& mpi) : mpi_(mpi) {}
+  int rank() const override { return mpi_.rank(); }
+  int size() const override { return mpi_.size(); }
+  Status all_reduce_sum(float* data, int64_t n) override {
+    ++pending;
+    return mpi_.all_reduce_sum(data, n);
+  }
+  Status all_gather(const float* send, std::span<const int64_t> counts, float* recv) override {
+    ++pending;
+    return mpi_.all_gather(send, counts, recv);
+  }
+  Status broadcast(void* d, int64_t b, int root) override { return mpi_.broadcast(d, b, root); }
+  Status barrier() override { return mpi_.barrier(); }
+  bool on_stream() const override { return true; }
+  Status settle() override {
+    ++settles;
+    settled += pending;
+    pending = 0;
+    return ok_status();
+  }
+  int64_t pending = 0, settled = 0, settles = 0;
+
+ private:
+  Communicator& mpi_;
+};
+
+TEST(OnStreamCollectives, ForwardMatchesTheWholeModelAndSettlesEveryStep) {
+  Communicator& comm = *g_comm;
+  if (comm.size() != 2) GTEST_SKIP() << "run under mpirun -np 2";
+  const ModelCase c{"qwen3moe_f32", Family::kQwen3Moe, 8, "F32"};
+  const TestModelOptions o = splittable(c);
+  tptest::Decode ref;
+  int64_t n_vocab = 0;
+  if (comm.rank() == 0) {
+    ref = tptest::whole_model_decode(o, &n_vocab);
+    ASSERT_TRUE(ref.status.ok()) << ref.status.to_string();
+  }
+  tptest::ModelFile file(o, "onstream");
+  ASSERT_TRUE(file.status.ok());
+  auto f = gguf::File::open(file.path);
+  ASSERT_TRUE(f.ok());
+  auto plan = plan_for_file(*f, comm.size(), comm.rank());
+  ASSERT_TRUE(plan.ok());
+  auto cpu = make_cpu_backend(1);
+  auto model = load_model_shard(std::move(*f), *cpu, *plan);
+  ASSERT_TRUE(model.ok()) << model.status().to_string();
+  OnStreamMpi tensor(comm);
+  tptest::decode_and_compare(comm, tensor, **model, *cpu, *plan, ref, n_vocab, 1e-3f,
+                             "qwen3moe_f32 on-stream collectives");
+  // 6 steps: 2 all-reduces per layer and one all-gather each, all settled.
+  const int64_t per_step = 2 * o.n_layer + 1;
+  EXPECT_EQ(tensor.settles, 6);
+  EXPECT_EQ(tensor.settled, 6 * per_step);
+  EXPECT_EQ(tensor.pending, 0);
+}
+
 }  // namespace
 }  // namespace arc
 
