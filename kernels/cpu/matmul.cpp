@@ -44,6 +44,8 @@ RowsKernel simd_kernel_for(IsaLevel level, DType t) {
       return rows_kernel_avx2(t);
     case IsaLevel::kAvx512:
       return rows_kernel_avx512(t);
+    case IsaLevel::kAvx512Vnni:
+      return rows_kernel_avx512vnni(t);
 #endif
 #if defined(__aarch64__)
     case IsaLevel::kNeon:

@@ -194,14 +194,17 @@ void register_all() {
         ->MinTime(1.0)
         ->UseRealTime();
   }
-  if (best == cpu::IsaLevel::kAvx512) {
-    for (DType t : {DType::Q4_K, DType::Q8_0}) {
-      const std::string name = "Matvec_avx2/" + std::string(arc::dtype_name(t));
-      benchmark::RegisterBenchmark(name.c_str(),
-                                   [t](benchmark::State& s) {
-                                     run_matmul(s, t, cpu::IsaLevel::kAvx2, kOut, kIn, 1,
-                                                kMinBytes);
-                                   })
+  // The lower x86 levels for comparison (same names as before the VNNI level existed).
+  for (cpu::IsaLevel level : {cpu::IsaLevel::kAvx2, cpu::IsaLevel::kAvx512}) {
+    if (best != cpu::IsaLevel::kAvx512 && best != cpu::IsaLevel::kAvx512Vnni) break;
+    if (level == best) continue;
+    for (DType t : {DType::Q4_K, DType::Q6_K, DType::Q8_0}) {
+      if (level == cpu::IsaLevel::kAvx2 && t == DType::Q6_K) continue;
+      const std::string name =
+          "Matvec_" + std::string(cpu::isa_name(level)) + "/" + std::string(arc::dtype_name(t));
+      benchmark::RegisterBenchmark(
+          name.c_str(),
+          [t, level](benchmark::State& s) { run_matmul(s, t, level, kOut, kIn, 1, kMinBytes); })
           ->Unit(benchmark::kMillisecond)
           ->MinTime(1.0)
           ->UseRealTime();
