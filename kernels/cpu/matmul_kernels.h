@@ -52,6 +52,12 @@ RowsKernel rows_kernel_neon(DType w_type);        // defined only on aarch64 bui
 // for an unsupported type).
 RowsKernel rows_kernel_at(IsaLevel level, DType w_type);
 
+// quantize_row(act, x, dst, n) for the activation formats (Q8_K, Q8_0), byte-identical, with
+// AVX-512 where `level` has it. matmul_at / matmul_multi_at prepare activations through it.
+void quantize_act(IsaLevel level, DType act, const float* x, void* dst, int64_t n);
+bool quantize_act_avx512(DType act, const float* x, void* dst,
+                         int64_t n);  // x86-64; false: not done
+
 // The storage type of prepared activations: F32, Q8_0 or Q8_K.
 inline DType act_dtype(ActFormat f) {
   return f == ActFormat::kQ8_K ? DType::Q8_K : f == ActFormat::kQ8_0 ? DType::Q8_0 : DType::F32;
