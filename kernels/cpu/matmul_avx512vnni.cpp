@@ -13,6 +13,7 @@
 #include <algorithm>
 #include <cstring>
 #include <type_traits>
+#include <vector>
 
 #include "cpu/matmul_kernels.h"
 #include "quant/blocks.h"
@@ -127,13 +128,18 @@ struct KQuant45Vnni {
         }
       }
       const __m256i mins = _mm256_shuffle_epi8(_mm256_broadcastsi128_si256(sm), min_idx);
-      const float d = h2f(w[b].d), dmin = h2f(w[b].dmin);
+      // d and dmin (adjacent fp16 at the start of the block) converted together: [d, dmin, 0, 0].
+      uint32_t dpair;
+      std::memcpy(&dpair, &w[b], 4);
+      const __m128 dd = _mm_cvtph_ps(_mm_cvtsi32_si128(static_cast<int>(dpair)));
       for (int t = 0; t < NT; ++t) {
         const BlockQ8K* xb = q8k(xa, xs, t, b);
-        acc[t] = _mm512_fmadd_ps(_mm512_set1_ps(d * xb->d), _mm512_cvtepi32_ps(sumi[t]), acc[t]);
+        const __m128 s = _mm_mul_ps(dd, _mm_set1_ps(xb->d));  // [d * xd, dmin * xd, ..]
+        acc[t] = _mm512_fmadd_ps(_mm512_broadcastss_ps(s), _mm512_cvtepi32_ps(sumi[t]), acc[t]);
         const __m256i m = _mm256_madd_epi16(
             mins, loadu(reinterpret_cast<const uint8_t*>(xb) + offsetof(BlockQ8K, bsums)));
-        accm[t] = _mm256_fmadd_ps(_mm256_set1_ps(dmin * xb->d), _mm256_cvtepi32_ps(m), accm[t]);
+        accm[t] = _mm256_fmadd_ps(_mm256_broadcastss_ps(_mm_movehdup_ps(s)), _mm256_cvtepi32_ps(m),
+                                  accm[t]);
       }
     }
     for (int t = 0; t < NT; ++t) out[t] = _mm512_reduce_add_ps(acc[t]) - hsum(accm[t]);
@@ -281,6 +287,89 @@ struct Block32Vnni {
   }
 };
 
+// Decode (one token) for Q8_0 / Q4_0: the activation-side work of each 64-value pair of blocks
+// is done once per call instead of once per weight row. Per pair the prepared activations hold
+// the 64 int8 values, -c * (sum of each 4 values) as the 16 int32 lanes vpdpbusd produces, and
+// the two block scales as [d0 x8, d1 x8]. The weights enter vpdpbusd unsigned: Q8_0 as w + 128
+// (xor 0x80, c = 128), Q4_0 as the nibble q = w + 8 (c = 8); starting the accumulate from
+// -c * sum(x) makes the result exactly sum(w * x).
+struct alignas(64) PreparedPair {
+  int8_t x[64];
+  int32_t neg_corr[16];
+  float d[16];
+};
+
+template <bool Signed>
+void prepare_pairs(const BlockQ8_0* xb, int64_t n_pairs, PreparedPair* out) {
+  const __m512i c = _mm512_set1_epi8(Signed ? static_cast<char>(0x80) : 8);
+  for (int64_t i = 0; i < n_pairs; ++i) {
+    const BlockQ8_0* x = xb + 2 * i;
+    const __m512i xv =
+        _mm512_inserti64x4(_mm512_castsi256_si512(loadu(x[0].qs)), loadu(x[1].qs), 1);
+    _mm512_store_si512(out[i].x, xv);
+    _mm512_store_si512(out[i].neg_corr,
+                       _mm512_sub_epi32(_mm512_setzero_si512(),
+                                        _mm512_dpbusd_epi32(_mm512_setzero_si512(), c, xv)));
+    _mm512_store_ps(out[i].d, h2f_pair(x, offsetof(BlockQ8_0, d)));
+  }
+}
+
+template <class Block, bool Signed>
+float dot_prepared(const Block* w, int64_t n_pairs, const PreparedPair* p) {
+  __m512 acc0 = _mm512_setzero_ps(), acc1 = _mm512_setzero_ps();
+  auto step = [&](int64_t i, __m512& acc) {
+    __m512i q;
+    if constexpr (Signed) {
+      q = _mm512_xor_si512(Q8_0Vnni::decode2(reinterpret_cast<const BlockQ8_0*>(w + 2 * i)),
+                           _mm512_set1_epi8(static_cast<char>(0x80)));
+    } else {
+      q = Q4_0Vnni::decode2(reinterpret_cast<const BlockQ4_0*>(w + 2 * i));
+    }
+    const __m512i dot =
+        _mm512_dpbusd_epi32(_mm512_load_si512(p[i].neg_corr), q, _mm512_load_si512(p[i].x));
+    const __m512 s = _mm512_mul_ps(h2f_pair(w + 2 * i, offsetof(Block, d)), _mm512_load_ps(p[i].d));
+    acc = _mm512_fmadd_ps(s, _mm512_cvtepi32_ps(dot), acc);
+  };
+  int64_t i = 0;
+  for (; i + 2 <= n_pairs; i += 2) {  // two accumulators hide the FMA latency
+    step(i, acc0);
+    step(i + 1, acc1);
+  }
+  if (i < n_pairs) step(i, acc0);
+  return _mm512_reduce_add_ps(_mm512_add_ps(acc0, acc1));
+}
+
+// Rows [o0, o1): prefill and odd block counts run rows<Block32Vnni>; decode prepares the token's
+// pairs (on the stack up to kStackIn values) and walks the rows with rows_decode's prefetching.
+template <class Block, bool Signed>
+void rows_block32(const RowsArgs& a, int64_t o0, int64_t o1) {
+  constexpr int64_t kStackIn = 8192;
+  const int64_t nb = a.n_in / kQK;
+  if (a.n_tokens != 1 || nb % 2 != 0) {
+    rows<Block32Vnni<Block, Signed>>(a, o0, o1);
+    return;
+  }
+  const int64_t n_pairs = nb / 2;
+  PreparedPair stack_buf[kStackIn / 64];
+  std::vector<PreparedPair> heap_buf;
+  PreparedPair* prep = stack_buf;
+  if (a.n_in > kStackIn) {
+    heap_buf.resize(static_cast<size_t>(n_pairs));
+    prep = heap_buf.data();
+  }
+  prepare_pairs<Signed>(reinterpret_cast<const BlockQ8_0*>(a.xa), n_pairs, prep);
+  const size_t rb = a.w_row_bytes;
+  const uint8_t* w_end = a.w + static_cast<size_t>(o1) * rb;
+  const uint8_t* pf = a.w + static_cast<size_t>(o0) * rb;  // next line to prefetch
+  for (int64_t o = o0; o < o1; ++o) {
+    const uint8_t* w = a.w + static_cast<size_t>(o) * rb;
+    const uint8_t* pf_to = std::min(w_end, w + rb + kPrefetchBytes);
+    prefetch_lines(pf, pf_to);
+    const float v = dot_prepared<Block, Signed>(reinterpret_cast<const Block*>(w), n_pairs, prep);
+    a.y[o] = a.accumulate ? a.y[o] + v : v;
+  }
+}
+
 }  // namespace
 }  // namespace avx512vnni
 
@@ -288,9 +377,9 @@ RowsKernel rows_kernel_avx512vnni(DType t) {
   using namespace avx512vnni;
   switch (t) {
     case DType::Q8_0:
-      return {rows<Block32Vnni<BlockQ8_0, true>>, ActFormat::kQ8_0};
+      return {rows_block32<BlockQ8_0, true>, ActFormat::kQ8_0};
     case DType::Q4_0:
-      return {rows<Block32Vnni<BlockQ4_0, false>>, ActFormat::kQ8_0};
+      return {rows_block32<BlockQ4_0, false>, ActFormat::kQ8_0};
     case DType::Q4_K:
       return {rows<KQuant45Vnni<false>>, ActFormat::kQ8_K};
     case DType::Q5_K:
