@@ -36,9 +36,10 @@ const Format kFormats[] = {
     {DType::Q6_K, DType::Q8_K, 210, {208}},
 };
 
-TEST(MatmulBlocks, RandomBlockBytesEveryLevel) {
-  const int64_t n_out = 11, n_in = 768, n_tok = 5;
-  for (const Format& f : kFormats) {
+void check_random_blocks(const Format& f, int64_t n_in) {
+  SCOPED_TRACE("n_in=" + std::to_string(n_in));
+  const int64_t n_out = 11, n_tok = 5;
+  {
     // Random bytes, then finite fp16 scales (random bytes there could be inf / NaN).
     const size_t row_bytes = *dtype_row_bytes(f.type, n_in);
     std::vector<uint8_t> wbuf(1 + row_bytes * n_out);
@@ -89,6 +90,17 @@ TEST(MatmulBlocks, RandomBlockBytesEveryLevel) {
           ASSERT_NEAR(y[i], y_ref[i], 2e-6 * abs_dot + 1e-6) << "tokens=" << tokens << " i=" << i;
         }
       }
+    }
+  }
+}
+
+TEST(MatmulBlocks, RandomBlockBytesEveryLevel) {
+  for (const Format& f : kFormats) {
+    check_random_blocks(f, 768);
+    if (f.act == DType::Q8_0) {
+      // Odd block count, odd pair count, and more values than the VNNI decode path keeps on the
+      // stack (it prepares the activations on the heap then).
+      for (int64_t n_in : {96, 192, 9216}) check_random_blocks(f, n_in);
     }
   }
 }
