@@ -213,16 +213,13 @@ struct Q6KVnni {
   }
 };
 
-// Q8_0 against Q8_0, two blocks per 512-bit step: vpdpbusd(|w|, x with w's sign) is exact for
-// any int8 weight (also -128, which maddubs' sign trick could not take). An odd last block runs
-// the 256-bit AVX2-style step.
+// Two consecutive 32-value blocks as one 512-bit vector: Q8_0's int8 values, Q4_0's unsigned
+// nibbles 0..15 (the value is q - 8).
 struct Q8_0Vnni {
   static __m512i decode2(const BlockQ8_0* w) {
     return _mm512_inserti64x4(_mm512_castsi256_si512(loadu(w[0].qs)), loadu(w[1].qs), 1);
   }
 };
-// Q4_0: nibbles 0..15 unsigned straight into vpdpbusd; the -8 offset is subtracted as a second
-// vpdpbusd, sum(8 * x).
 struct Q4_0Vnni {
   static __m512i decode2(const BlockQ4_0* w) {
     return _mm512_inserti64x4(_mm512_castsi256_si512(unpack_nibbles(w[0].qs)),
@@ -230,6 +227,11 @@ struct Q4_0Vnni {
   }
 };
 
+// Q8_0 (Signed) and Q4_0 against Q8_0 activations, two blocks per step, for prefill tiles and odd
+// block counts (decode goes through rows_block32 below). Q8_0: vpdpbusd(|w|, x with w's sign),
+// exact for any int8 weight (also -128, which maddubs' sign trick could not take). Q4_0: the
+// nibbles straight into vpdpbusd, minus a second vpdpbusd for sum(8 * x). An odd last block runs
+// a 256-bit step.
 template <class Block, bool Signed>
 struct Block32Vnni {
   template <int NT>
