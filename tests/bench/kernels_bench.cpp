@@ -149,10 +149,12 @@ void run_matmul(benchmark::State& state, DType t, cpu::IsaLevel level, int64_t n
   const double cpu_sec = thread_cpu_seconds() - c0;
   const double iters = static_cast<double>(state.iterations());
   const bool from_dram = min_total > 0;  // % of the DRAM bandwidth only for DRAM-sized weights
-  if (pool().num_threads() == 1 && n_tokens == 1 && from_dram) {
+  if (pool().num_threads() == 1 && n_tokens == 1) {
     state.counters["cpuGB/s"] = iters * w.matrix_bytes / cpu_sec / 1e9;
-    state.counters["%bw_cpu"] =
-        100 * iters * w.matrix_bytes / cpu_sec / 1e9 / read_bandwidth().cpu_gbs;
+    if (from_dram) {
+      state.counters["%bw_cpu"] =
+          100 * iters * w.matrix_bytes / cpu_sec / 1e9 / read_bandwidth().cpu_gbs;
+    }
   }
   state.SetBytesProcessed(static_cast<int64_t>(iters * w.matrix_bytes));
   state.counters["GFLOP/s"] =
