@@ -21,6 +21,7 @@ namespace {
 struct Features {
   bool avx2 = false;
   bool avx512 = false;
+  bool avx512vnni = false;
   bool neon = false;
   bool neon_dotprod = false;  // SDOT / UDOT
   bool neon_i8mm = false;     // SMMLA / UMMLA / USMMLA
@@ -51,8 +52,10 @@ Features detect() {
   const bool avx512dq = ebx & (1u << 17);
   const bool avx512bw = ebx & (1u << 30);
   const bool avx512vl = ebx & (1u << 31);
+  const bool avx512vnni = ecx & (1u << 11);
   f.avx2 = ymm_state && avx2 && fma && f16c;
   f.avx512 = f.avx2 && zmm_state && avx512f && avx512dq && avx512bw && avx512vl;
+  f.avx512vnni = f.avx512 && avx512vnni;
   return f;
 }
 #else
@@ -86,6 +89,8 @@ std::string_view isa_name(IsaLevel level) {
       return "avx512";
     case IsaLevel::kNeon:
       return "neon";
+    case IsaLevel::kAvx512Vnni:
+      return "avx512vnni";
     case IsaLevel::kNeonDotprod:
       return "neon-dotprod";
     case IsaLevel::kNeonI8mm:
@@ -103,6 +108,8 @@ bool isa_available(IsaLevel level) {
       return features().avx2;
     case IsaLevel::kAvx512:
       return features().avx512;
+    case IsaLevel::kAvx512Vnni:
+      return features().avx512vnni;
 #endif
 #if defined(__aarch64__)
     case IsaLevel::kNeon:
@@ -124,7 +131,8 @@ IsaLevel best_isa() {
 
 std::vector<IsaLevel> available_isas() {
   std::vector<IsaLevel> out;
-  for (IsaLevel l : {IsaLevel::kScalar, IsaLevel::kNeon, IsaLevel::kAvx2, IsaLevel::kAvx512}) {
+  for (IsaLevel l : {IsaLevel::kScalar, IsaLevel::kNeon, IsaLevel::kAvx2, IsaLevel::kAvx512,
+                     IsaLevel::kAvx512Vnni}) {
     if (isa_available(l)) out.push_back(l);
   }
 #if defined(__aarch64__)

@@ -44,6 +44,8 @@ RowsKernel simd_kernel_for(IsaLevel level, DType t) {
       return rows_kernel_avx2(t);
     case IsaLevel::kAvx512:
       return rows_kernel_avx512(t);
+    case IsaLevel::kAvx512Vnni:
+      return rows_kernel_avx512vnni(t);
 #endif
 #if defined(__aarch64__)
     case IsaLevel::kNeon:
@@ -91,6 +93,16 @@ RowsKernel rows_kernel_scalar(DType t) {
   }
 }
 
+void quantize_act(IsaLevel level, DType act, const float* x, void* dst, int64_t n) {
+#if defined(ARC_KERNELS_X86)
+  if ((level == IsaLevel::kAvx512 || level == IsaLevel::kAvx512Vnni) &&
+      quantize_act_avx512(act, x, dst, n)) {
+    return;
+  }
+#endif
+  quantize_row(act, x, dst, n);
+}
+
 bool matmul_at(IsaLevel level, const MatmulArgs& a, Parallel* pool) {
   Workspace ws;
   return matmul_at(level, a, pool, &ws);
@@ -126,7 +138,8 @@ bool matmul_at(IsaLevel level, const MatmulArgs& a, Parallel* pool, Workspace* w
     if (prepared == nullptr) return false;
     parallel_for(pool, a.n_tokens, 16, [&](int64_t t0, int64_t t1) {
       for (int64_t t = t0; t < t1; ++t) {
-        quantize_row(at, a.x + t * xs, prepared + static_cast<size_t>(t) * r.xa_stride, a.n_in);
+        quantize_act(level, at, a.x + t * xs, prepared + static_cast<size_t>(t) * r.xa_stride,
+                     a.n_in);
       }
     });
     r.xa = prepared;

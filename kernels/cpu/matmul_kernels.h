@@ -45,6 +45,7 @@ struct RowsKernel {
 RowsKernel rows_kernel_scalar(DType w_type);
 RowsKernel rows_kernel_avx2(DType w_type);          // defined only on x86-64 builds
 RowsKernel rows_kernel_avx512(DType w_type);        // defined only on x86-64 builds
+RowsKernel rows_kernel_avx512vnni(DType w_type);    // x86-64 only; kAvx512 kernels where no VNNI one
 RowsKernel rows_kernel_neon(DType w_type);          // defined only on aarch64 builds
 RowsKernel rows_kernel_neon_dotprod(DType w_type);  // aarch64 only, needs HWCAP_ASIMDDP
 RowsKernel rows_kernel_neon_i8mm(DType w_type);     // aarch64 only, needs HWCAP2_I8MM too
@@ -52,6 +53,12 @@ RowsKernel rows_kernel_neon_i8mm(DType w_type);     // aarch64 only, needs HWCAP
 // What matmul runs at `level` for `w_type`: the level's SIMD kernel, else the scalar one (fn null
 // for an unsupported type).
 RowsKernel rows_kernel_at(IsaLevel level, DType w_type);
+
+// quantize_row(act, x, dst, n) for the activation formats (Q8_K, Q8_0), byte-identical, with
+// AVX-512 where `level` has it. matmul_at / matmul_multi_at prepare activations through it.
+void quantize_act(IsaLevel level, DType act, const float* x, void* dst, int64_t n);
+bool quantize_act_avx512(DType act, const float* x, void* dst,
+                         int64_t n);  // x86-64; false: not done
 
 // The storage type of prepared activations: F32, Q8_0 or Q8_K.
 inline DType act_dtype(ActFormat f) {

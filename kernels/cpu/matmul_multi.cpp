@@ -64,7 +64,7 @@ bool matmul_multi_at(IsaLevel level, std::span<const MatmulArgs> args, Parallel*
         auto* q = ws->get<uint8_t>(kActSlot[f], act_stride[f] * static_cast<size_t>(a.n_tokens));
         if (q == nullptr) return false;
         for (int64_t t = 0; t < a.n_tokens; ++t) {
-          quantize_row(at, a.x + t * xs, q + t * act_stride[f], a.n_in);
+          quantize_act(level, at, a.x + t * xs, q + t * act_stride[f], a.n_in);
         }
         act[f] = q;
       }

@@ -2,7 +2,8 @@
 // that rate as a % of the machine's memory read bandwidth, measured at startup by this binary
 // with the same thread pool (a streaming sum over a 1 GiB buffer). Matrix-matrix products
 // (prefill) report GFLOP/s. Weights are several times larger than any cache: each iteration reads
-// the next of several copies, so every byte comes from DRAM.
+// the next of several copies, so every byte comes from DRAM (except MatvecL2*, cache-resident on
+// purpose to show the kernels' compute rate).
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
@@ -147,15 +148,18 @@ void run_matmul(benchmark::State& state, DType t, cpu::IsaLevel level, int64_t n
   }
   const double cpu_sec = thread_cpu_seconds() - c0;
   const double iters = static_cast<double>(state.iterations());
+  const bool from_dram = min_total > 0;  // % of the DRAM bandwidth only for DRAM-sized weights
   if (pool().num_threads() == 1 && n_tokens == 1) {
     state.counters["cpuGB/s"] = iters * w.matrix_bytes / cpu_sec / 1e9;
-    state.counters["%bw_cpu"] =
-        100 * iters * w.matrix_bytes / cpu_sec / 1e9 / read_bandwidth().cpu_gbs;
+    if (from_dram) {
+      state.counters["%bw_cpu"] =
+          100 * iters * w.matrix_bytes / cpu_sec / 1e9 / read_bandwidth().cpu_gbs;
+    }
   }
   state.SetBytesProcessed(static_cast<int64_t>(iters * w.matrix_bytes));
   state.counters["GFLOP/s"] =
       benchmark::Counter(iters * 2.0 * n_out * n_in * n_tokens / 1e9, benchmark::Counter::kIsRate);
-  if (n_tokens == 1 && read_bandwidth_gbs() > 0) {
+  if (n_tokens == 1 && from_dram && read_bandwidth_gbs() > 0) {
     // % of read bandwidth: weight GB/s over the baseline, as a rate counter divided by it.
     state.counters["%bw"] = benchmark::Counter(
         iters * w.matrix_bytes / 1e9 / read_bandwidth_gbs() * 100, benchmark::Counter::kIsRate);
@@ -194,16 +198,35 @@ void register_all() {
         ->MinTime(1.0)
         ->UseRealTime();
   }
-  if (best == cpu::IsaLevel::kAvx512) {
-    for (DType t : {DType::Q4_K, DType::Q8_0}) {
-      const std::string name = "Matvec_avx2/" + std::string(arc::dtype_name(t));
-      benchmark::RegisterBenchmark(name.c_str(),
-                                   [t](benchmark::State& s) {
-                                     run_matmul(s, t, cpu::IsaLevel::kAvx2, kOut, kIn, 1,
-                                                kMinBytes);
-                                   })
+  // The lower x86 levels for comparison (same names as before the VNNI level existed).
+  for (cpu::IsaLevel level : {cpu::IsaLevel::kAvx2, cpu::IsaLevel::kAvx512}) {
+    if (best != cpu::IsaLevel::kAvx512 && best != cpu::IsaLevel::kAvx512Vnni) break;
+    if (level == best) continue;
+    for (DType t : {DType::Q4_K, DType::Q6_K, DType::Q8_0}) {
+      if (level == cpu::IsaLevel::kAvx2 && t == DType::Q6_K) continue;
+      const std::string name =
+          "Matvec_" + std::string(cpu::isa_name(level)) + "/" + std::string(arc::dtype_name(t));
+      benchmark::RegisterBenchmark(
+          name.c_str(),
+          [t, level](benchmark::State& s) { run_matmul(s, t, level, kOut, kIn, 1, kMinBytes); })
           ->Unit(benchmark::kMillisecond)
           ->MinTime(1.0)
+          ->UseRealTime();
+    }
+  }
+  // Cache-resident matvec (128 rows x 4096, 0.3-0.6 MB: L2): the kernels' compute rate per core
+  // with --arc_threads=1, free of DRAM noise; decode reaches the bandwidth goal only where this
+  // is well above one core's share of the memory bandwidth.
+  for (cpu::IsaLevel level : {best, cpu::IsaLevel::kAvx512}) {
+    if (level != best && best != cpu::IsaLevel::kAvx512Vnni) break;
+    for (DType t : {DType::Q4_K, DType::Q5_K, DType::Q6_K, DType::Q8_0, DType::Q4_0}) {
+      const std::string name = std::string(level == best ? "MatvecL2/" : "MatvecL2_avx512/") +
+                               std::string(arc::dtype_name(t));
+      benchmark::RegisterBenchmark(
+          name.c_str(),
+          [t, level](benchmark::State& s) { run_matmul(s, t, level, 128, kIn, 1, 0); })
+          ->Unit(benchmark::kMicrosecond)
+          ->MinTime(0.3)
           ->UseRealTime();
     }
   }

@@ -244,6 +244,13 @@ TEST(Dispatch, LevelsAreConsistent) {
   if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) {
     EXPECT_TRUE(cpu::isa_available(IsaLevel::kAvx2));
   }
+  // The VNNI level needs the AVX-512 level (same OS state check) plus AVX512_VNNI.
+  if (cpu::isa_available(IsaLevel::kAvx512Vnni)) {
+    EXPECT_TRUE(cpu::isa_available(IsaLevel::kAvx512));
+    EXPECT_TRUE(__builtin_cpu_supports("avx512vnni"));
+  } else if (cpu::isa_available(IsaLevel::kAvx512) && __builtin_cpu_supports("avx512vnni")) {
+    ADD_FAILURE() << "AVX512_VNNI present but the avx512vnni level is not available";
+  }
 #elif defined(__aarch64__)
   // Advanced SIMD is mandatory on aarch64: dispatch must offer the NEON kernels, then dotprod,
   // then i8mm (which needs dotprod), in that order (CTest runs this under qemu with -cpu max,

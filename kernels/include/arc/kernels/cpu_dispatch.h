@@ -17,6 +17,9 @@ enum class IsaLevel : int {
   kAvx2 = 1,    // AVX2 + FMA + F16C
   kAvx512 = 2,  // AVX-512 F/BW/VL/DQ (and the OS saving ZMM state)
   kNeon = 3,    // aarch64 Advanced SIMD
+  // x86: AVX-512 level plus AVX512_VNNI (vpdpbusd / vpdpwssd); integer matvec kernels only, the
+  // other kernels (and ops) are the kAvx512 ones.
+  kAvx512Vnni = 4,
   // aarch64 levels above the baseline, numbered apart so x86 levels can be added below them.
   kNeonDotprod = 16,  // + SDOT (ARMv8.2 dotprod; HWCAP_ASIMDDP)
   kNeonI8mm = 17,     // + SMMLA (ARMv8.6 i8mm; HWCAP2_I8MM), and dotprod
