@@ -239,10 +239,13 @@ struct Block32Vnni {
     const auto* w = reinterpret_cast<const Block*>(wrow);  // [n_in / 32]
     const int64_t nb = n_in / kQK;
     const __m512i eight = _mm512_set1_epi8(8);
-    __m512 acc[NT];
-    for (int t = 0; t < NT; ++t) acc[t] = _mm512_setzero_ps();
+    // Pairs of blocks alternate between two accumulators per token, exactly as dot_prepared
+    // (decode) does, so a token's result does not depend on whether it ran alone or in a tile.
+    __m512 acc[2][NT];
+    for (int t = 0; t < NT; ++t) acc[0][t] = acc[1][t] = _mm512_setzero_ps();
     int64_t b = 0;
     for (; b + 2 <= nb; b += 2) {
+      const int k = static_cast<int>((b / 2) & 1);
       __m512i q, qa;
       [[maybe_unused]] __mmask64 neg = 0;
       if constexpr (Signed) {
@@ -266,7 +269,7 @@ struct Block32Vnni {
           p = _mm512_sub_epi32(_mm512_dpbusd_epi32(_mm512_setzero_si512(), qa, xv), sx);
         }
         const __m512 s = _mm512_mul_ps(dw, h2f_pair(xb, offsetof(BlockQ8_0, d)));
-        acc[t] = _mm512_fmadd_ps(s, _mm512_cvtepi32_ps(p), acc[t]);
+        acc[k][t] = _mm512_fmadd_ps(s, _mm512_cvtepi32_ps(p), acc[k][t]);
       }
     }
     float tail[NT] = {};
@@ -285,7 +288,10 @@ struct Block32Vnni {
         tail[t] = hsum(_mm256_mul_ps(_mm256_set1_ps(d0 * h2f(xb->d)), _mm256_cvtepi32_ps(p)));
       }
     }
-    for (int t = 0; t < NT; ++t) out[t] = _mm512_reduce_add_ps(acc[t]) + tail[t];
+    for (int t = 0; t < NT; ++t) {
+      const float r = _mm512_reduce_add_ps(_mm512_add_ps(acc[0][t], acc[1][t]));
+      out[t] = b < nb ? r + tail[t] : r;
+    }
   }
 };
 
