@@ -11,6 +11,7 @@
 
 #include "arc/kernels/cpu_dispatch.h"
 #include "arc/kernels/matmul.h"
+#include "arc/kernels/ops.h"
 #include "arc/kernels/quant.h"
 #include "cpu/matmul_kernels.h"
 
@@ -201,10 +202,9 @@ bool moe_ffn_at(IsaLevel level, const MoeFfnArgs& a, Parallel* pool, Workspace* 
       r.xa_stride = xu.stride;
       r.y = u + gr.begin * n_ff;
       ku.fn(r, o0, o1);
+      // The vector SwiGLU of ops.h (a scalar expf per value cost about 3% of a decode step).
       for (int64_t t = gr.begin; t < gr.begin + gr.n; ++t) {
-        float* gt = g + t * n_ff;
-        const float* ut = u + t * n_ff;
-        for (int64_t o = o0; o < o1; ++o) gt[o] = gt[o] / (1.0f + std::exp(-gt[o])) * ut[o];
+        swiglu(g + t * n_ff + o0, u + t * n_ff + o0, g + t * n_ff + o0, o1 - o0);
       }
     }
   });
