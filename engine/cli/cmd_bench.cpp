@@ -9,6 +9,7 @@
 #include "arc/backend_caps.h"
 #include "arc/forward.h"
 #include "arc/mem_bandwidth.h"
+#include "arc/op_profile.h"
 #include "arc/thread_pool.h"
 #include "arc/tp_runtime.h"
 #include "arc/tp_session.h"
@@ -26,6 +27,7 @@ struct BenchOpts {
   int repeats = 5;
   int threads = 0;
   bool json = false;
+  bool profile_ops = false;  // time each backend op of the measured decode steps
   int bandwidth_mib = 1024;  // buffer of the bandwidth measurement: far beyond the caches
   int tp = 1;                // tensor-parallel ranks (mpirun -np N)
   BackendOptions backend;
@@ -61,17 +63,37 @@ double matmul_flops_per_token(const ModelConfig& c) {
   return 2.0 * (per_layer * static_cast<double>(c.n_layer) + e * static_cast<double>(c.n_vocab));
 }
 
+// Each op's share of the measured decode steps; "host" is the rest (batch set-up, logits, argmax).
+void print_op_profile(const OpProfile& prof, double dec_seconds, double dec_tokens) {
+  if (dec_tokens <= 0 || dec_seconds <= 0) return;
+  std::printf("decode ops       us/token  calls/token  share (each op timed to completion)\n");
+  double ops = 0;
+  for (const OpTime& t : prof.times()) {
+    ops += t.seconds;
+    std::printf("  %-18s %9.1f  %11.1f  %5.1f%%\n", t.op.c_str(), 1e6 * t.seconds / dec_tokens,
+                t.calls / dec_tokens, 100.0 * t.seconds / dec_seconds);
+  }
+  std::printf("  %-18s %9.1f  %11s  %5.1f%%\n", "host", 1e6 * (dec_seconds - ops) / dec_tokens, "",
+              100.0 * (dec_seconds - ops) / dec_seconds);
+}
+
 int run_bench(const BenchOpts& o) {
   auto opened = open_backend(o.backend, o.threads, o.tp);
   if (!opened.ok()) {
     std::fprintf(stderr, "error: %s\n", opened.status().to_string().c_str());
     return 1;
   }
-  std::unique_ptr<Backend> backend = std::move(*opened);
+  std::unique_ptr<Backend> inner = std::move(*opened);
+  OpProfile prof;  // --profile-ops: the measured decode steps' time per op
+  std::unique_ptr<Backend> backend =
+      o.profile_ops ? make_profiling_backend(*inner, &prof) : std::move(inner);
+  // The backend under any wrapper: loading and the KV cache use it directly (with its optional
+  // capabilities, e.g. streaming weights to a device); the forward's ops go through `backend`.
+  Backend* base = inner ? inner.get() : backend.get();
   // With --tp N only this rank's shard is loaded.
   std::unique_ptr<Model> loaded;
   auto tp_rt =
-      TpRuntime::load(o.tp, o.model, *backend, loaded,
+      TpRuntime::load(o.tp, o.model, *base, loaded,
                       std::chrono::milliseconds(static_cast<int64_t>(o.tp_timeout * 1000)));
   std::unique_ptr<Model>* model = &loaded;
   if (!tp_rt.ok()) {
@@ -87,7 +109,7 @@ int run_bench(const BenchOpts& o) {
   const int64_t ctx = o.n_prompt + o.n_gen + 8;
   KvCacheOptions kvo{c.n_layer, c.n_kv_head, c.head_dim, block, (ctx + block - 1) / block + 1,
                      DType::F16};
-  auto kv = KvCache::create(*backend, kvo);
+  auto kv = KvCache::create(*base, kvo);
   if (!kv.ok()) {
     std::fprintf(stderr, "error: %s\n", kv.status().to_string().c_str());
     return 1;
@@ -110,6 +132,8 @@ int run_bench(const BenchOpts& o) {
   for (size_t i = 0; i < prompt.size(); ++i) {
     prompt[i] = static_cast<int32_t>((i * 7919 + 13) % static_cast<size_t>(c.n_vocab));
   }
+  bool measuring = false;  // past the warm-up
+  double dec_seconds = 0;  // measured decode time, all repeats
   // One run: prefill the prompt, then decode n_gen tokens greedily. Returns seconds of each.
   auto one = [&](int n_gen, double& t_pre, double& t_dec) -> Status {
     ARC_ASSIGN_OR_RETURN(const int32_t seq, drv.add_sequence());
@@ -119,6 +143,7 @@ int run_bench(const BenchOpts& o) {
     auto t0 = std::chrono::steady_clock::now();
     ARC_ASSIGN_OR_RETURN(auto logits, drv.step({prompt, pos, seqs, {}}));
     auto t1 = std::chrono::steady_clock::now();
+    prof.enabled = o.profile_ops && measuring;
     const CommStats c1 = stats_comm.stats();
     int32_t tok = argmax(logits);
     for (int i = 0; i < n_gen; ++i) {
@@ -128,6 +153,7 @@ int run_bench(const BenchOpts& o) {
       tok = argmax(logits);
     }
     auto t2 = std::chrono::steady_clock::now();
+    prof.enabled = false;
     const CommStats c2 = stats_comm.stats();
     dec_comm.all_reduce_calls += c2.all_reduce_calls - c1.all_reduce_calls;
     dec_comm.all_reduce_bytes += c2.all_reduce_bytes - c1.all_reduce_bytes;
@@ -145,12 +171,14 @@ int run_bench(const BenchOpts& o) {
   }
   std::vector<double> pre_tps, dec_tps;
   dec_comm = {};
+  measuring = true;
   for (int r = 0; r < o.repeats; ++r) {
     if (Status s = one(o.n_gen, tp, td); !s.ok()) {
       std::fprintf(stderr, "error: %s\n", s.to_string().c_str());
       return 1;
     }
     pre_tps.push_back(o.n_prompt / tp);
+    dec_seconds += td;
     if (o.n_gen > 0) dec_tps.push_back(o.n_gen / td);
   }
   // The machine's bandwidth the decode is compared with: CPU memory reads, or on a GPU
@@ -158,7 +186,7 @@ int run_bench(const BenchOpts& o) {
   double mem_bw = 0;
   std::string device = "CPU";
   std::string bw_method = "memory read";
-  if (auto* dev = dynamic_cast<DeviceReport*>(backend.get())) {
+  if (auto* dev = dynamic_cast<DeviceReport*>(base)) {
     device = dev->device_description();
     bw_method = "device copy";
     auto bw = dev->measure_copy_bandwidth(static_cast<size_t>(o.bandwidth_mib) << 20);
@@ -213,6 +241,15 @@ int run_bench(const BenchOpts& o) {
                                 {"ms_per_token", ar_ms_tok},
                                 {"transport", stats_comm.on_stream() ? "nccl" : "mpi"}};
     }
+    if (o.profile_ops) {
+      nlohmann::json ops = nlohmann::json::array();
+      for (const OpTime& t : prof.times()) {
+        ops.push_back({{"op", t.op},
+                       {"us_per_token", dec_tokens > 0 ? 1e6 * t.seconds / dec_tokens : 0},
+                       {"calls_per_token", dec_tokens > 0 ? t.calls / dec_tokens : 0}});
+      }
+      j["decode_op_profile"] = ops;
+    }
     std::printf("%s\n", j.dump(2).c_str());
   } else {
     std::printf("model            %s (%s, %.1f MiB of weights)\n", o.model.c_str(),
@@ -237,6 +274,7 @@ int run_bench(const BenchOpts& o) {
                   stats_comm.on_stream() ? "NCCL, device time" : "MPI, host time");
     }
   }
+  if (o.profile_ops && !o.json) print_op_profile(prof, dec_seconds, dec_tokens);
   return 0;
 }
 
@@ -258,6 +296,8 @@ void add_bench_command(CLI::App& app, CliContext& ctx) {
   cmd->add_option("-t,--threads", o->threads, "threads (0: all CPUs)")->capture_default_str();
   add_backend_flags(cmd, &o->backend);
   cmd->add_flag("--json", o->json, "machine-readable output");
+  cmd->add_flag("--profile-ops", o->profile_ops,
+                "time each backend op of the measured decode steps (waits for each op)");
   cmd->add_option("--tp", o->tp, "tensor-parallel ranks (run under mpirun -np N)")
       ->capture_default_str()
       ->check(CLI::Range(1, 64));

@@ -28,6 +28,7 @@ int ThreadPool::hardware_threads() {
 
 ThreadPool::ThreadPool(int n_threads) {
   n_threads_ = n_threads > 0 ? n_threads : hardware_threads();
+  share_ = 2 * n_threads_;
   workers_.reserve(static_cast<size_t>(n_threads_ - 1));
   for (int i = 1; i < n_threads_; ++i) workers_.emplace_back([this] { worker_loop(); });
 }
@@ -49,19 +50,24 @@ void ThreadPool::run_chunks(uint64_t job) {
     // Read the job's fields first; the successful claim below proves they were this job's.
     const auto* fn = fn_.load(std::memory_order_acquire);
     const int64_t n = n_.load(std::memory_order_acquire);
-    const int64_t chunk = chunk_.load(std::memory_order_acquire);
-    int64_t begin = 0;
+    const int64_t min_chunk = chunk_.load(std::memory_order_acquire);
+    int64_t begin = 0, end = 0;
     for (;;) {
       if ((c >> kIndexBits) != (job & (~uint64_t{0} >> kIndexBits))) return;  // a later job
       begin = static_cast<int64_t>(c & kMask);
       if (begin >= n) return;
-      if (claim_.compare_exchange_weak(c, c + static_cast<uint64_t>(chunk),
+      // Guided: a share of what is left, never under min_chunk. Early ranges are long (little
+      // claiming), the last ones short, so threads finish a loop within a short range of each
+      // other instead of one waiting for another's last long range.
+      const int64_t left = n - begin;
+      end = begin + std::min(left, std::max(min_chunk, (left + share_ - 1) / share_));
+      if (claim_.compare_exchange_weak(c, c + static_cast<uint64_t>(end - begin),
                                        std::memory_order_acq_rel, std::memory_order_acquire)) {
         break;
       }
     }
-    (*fn)(begin, std::min(n, begin + chunk));
-    done_chunks_.fetch_add(1, std::memory_order_acq_rel);
+    (*fn)(begin, end);
+    done_.fetch_add(end - begin, std::memory_order_acq_rel);
   }
 }
 
@@ -96,10 +102,7 @@ void ThreadPool::for_range(int64_t n, int64_t min_chunk,
     return;
   }
   std::lock_guard<std::mutex> call_lock(call_mu_);
-  // About four ranges per thread balances uneven rows without much claiming overhead.
-  const int64_t chunk = std::max(min_chunk, (n + 4 * n_threads_ - 1) / (4 * n_threads_));
-  const int64_t n_chunks = (n + chunk - 1) / chunk;
-  // The previous job is done (all its chunks ran), so no worker can claim from it any more and
+  // The previous job is done (all its ranges ran), so no worker can claim from it any more and
   // its fields may be replaced. The job id is the generation this call publishes.
   const uint64_t job = generation_.load(std::memory_order_relaxed) + 1;
   const uint64_t id = (job & (~uint64_t{0} >> kIndexBits)) << kIndexBits;
@@ -108,8 +111,8 @@ void ThreadPool::for_range(int64_t n, int64_t min_chunk,
   claim_.store(id | ((uint64_t{1} << kIndexBits) - 1), std::memory_order_release);
   fn_.store(&fn, std::memory_order_release);
   n_.store(n, std::memory_order_release);
-  chunk_.store(chunk, std::memory_order_release);
-  done_chunks_.store(0, std::memory_order_release);
+  chunk_.store(min_chunk, std::memory_order_release);
+  done_.store(0, std::memory_order_release);
   claim_.store(id, std::memory_order_release);  // open: next index 0
   generation_.store(job, std::memory_order_release);
   {
@@ -119,7 +122,7 @@ void ThreadPool::for_range(int64_t n, int64_t min_chunk,
   wake_.notify_all();
   run_chunks(job);
   int spins = 0;
-  while (done_chunks_.load(std::memory_order_acquire) != n_chunks) {
+  while (done_.load(std::memory_order_acquire) != n) {
     ARC_CPU_RELAX();
     if (++spins > 4096) std::this_thread::yield();
   }

@@ -4,6 +4,7 @@
 #include "arc/kernels/moe.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <cstring>
 #include <numeric>
@@ -11,6 +12,7 @@
 
 #include "arc/kernels/cpu_dispatch.h"
 #include "arc/kernels/matmul.h"
+#include "arc/kernels/ops.h"
 #include "arc/kernels/quant.h"
 #include "cpu/matmul_kernels.h"
 
@@ -136,10 +138,22 @@ bool moe_ffn_at(IsaLevel level, const MoeFfnArgs& a, Parallel* pool, Workspace* 
     return true;
   }
 
+  // The SwiGLU output as the down kernel wants it: F32, or rows of activation blocks of
+  // h_block values (h_block_bytes each).
+  const bool h_quantized = kd.act != ActFormat::kF32;
+  const DType h_type = act_dtype(kd.act);
+  const DTypeInfo* h_info = dtype_info(h_type);
+  const auto h_row = dtype_row_bytes(h_type, static_cast<uint64_t>(n_ff));
+  if (h_quantized && (h_info == nullptr || !h_row)) return false;
+  const int64_t h_block = h_quantized ? static_cast<int64_t>(h_info->block_elems) : 1;
+  const int64_t h_blocks = h_quantized ? n_ff / h_block : 0;  // per slot row
+
   // Bookkeeping, all in one workspace slot: count [n_expert + 1], slot_at [n_slots] (slot at
-  // each expert-order position), pos_of [n_slots] (inverse), slot_token [n_slots], groups.
+  // each expert-order position), pos_of [n_slots] (inverse), slot_token [n_slots], groups
+  // [n_slots], pending [n_slots * h_blocks] (gate/up items of a block not finished yet).
   const size_t n_meta = static_cast<size_t>(a.n_expert + 1 + 3 * n_slots) +
-                        (sizeof(Group) / sizeof(int64_t) + 1) * static_cast<size_t>(n_slots);
+                        (sizeof(Group) / sizeof(int64_t) + 1) * static_cast<size_t>(n_slots) +
+                        static_cast<size_t>(n_slots * h_blocks);
   auto* meta = ws->get<int64_t>(Workspace::kMoeMeta, n_meta);
   if (meta == nullptr) return false;
   int64_t* count = meta;
@@ -147,6 +161,7 @@ bool moe_ffn_at(IsaLevel level, const MoeFfnArgs& a, Parallel* pool, Workspace* 
   int64_t* pos_of = slot_at + n_slots;
   int64_t* slot_token = pos_of + n_slots;
   auto* groups = reinterpret_cast<Group*>(slot_token + n_slots);
+  int64_t* pending = reinterpret_cast<int64_t*>(groups + n_slots);
   std::fill(count, count + a.n_expert + 1, 0);
   for (int64_t i = 0; i < n_slots; ++i) ++count[a.ids[i] + 1];
   std::partial_sum(count, count + a.n_expert + 1, count);
@@ -177,13 +192,35 @@ bool moe_ffn_at(IsaLevel level, const MoeFfnArgs& a, Parallel* pool, Workspace* 
   float* u = ws->get<float>(Workspace::kMoeUp, static_cast<size_t>(n_slots * n_ff));
   float* out = ws->get<float>(Workspace::kMoeOut, static_cast<size_t>(n_slots * n_embd));
   if (g == nullptr || u == nullptr || out == nullptr) return false;
+  Act h{reinterpret_cast<const uint8_t*>(g), static_cast<size_t>(n_ff) * sizeof(float)};
+  uint8_t* hq = nullptr;
+  if (h_quantized) {
+    h.stride = static_cast<size_t>(*h_row);
+    hq = ws->get<uint8_t>(Workspace::kMoeHq, h.stride * static_cast<size_t>(n_slots));
+    if (hq == nullptr) return false;
+    h.rows = hq;
+  }
 
   // Gate and up rows of every expert, SwiGLU fused: g = silu(g) * u on the item's rows.
   // g, u: [n_slots, n_ff] in expert order.
   const int64_t ff_blocks = (n_ff + kItemRows - 1) / kItemRows;
+  // Items of each (group, activation block); the item that finishes a block last quantizes it
+  // for the down kernel, so the quantization runs spread over the threads inside this loop
+  // instead of serially between the two loops (block by block equals the whole row: each block
+  // has its own scale). Its acquire sees the other items' SwiGLU values.
+  if (h_quantized) {
+    for (int64_t gi = 0; gi < n_groups; ++gi) {
+      for (int64_t qb = 0; qb < h_blocks; ++qb) {
+        const int64_t first = qb * h_block / kItemRows;
+        const int64_t last = ((qb + 1) * h_block - 1) / kItemRows;
+        pending[gi * h_blocks + qb] = last - first + 1;
+      }
+    }
+  }
   parallel_for(pool, n_groups * ff_blocks, 1, [&](int64_t i0, int64_t i1) {
     for (int64_t i = i0; i < i1; ++i) {
-      const Group& gr = groups[i / ff_blocks];
+      const int64_t gi = i / ff_blocks;
+      const Group& gr = groups[gi];
       const int64_t o0 = (i % ff_blocks) * kItemRows, o1 = std::min(n_ff, o0 + kItemRows);
       RowsArgs r;
       r.n_in = n_embd;
@@ -201,28 +238,21 @@ bool moe_ffn_at(IsaLevel level, const MoeFfnArgs& a, Parallel* pool, Workspace* 
       r.xa_stride = xu.stride;
       r.y = u + gr.begin * n_ff;
       ku.fn(r, o0, o1);
+      // The vector SwiGLU of ops.h (a scalar expf per value cost about 3% of a decode step).
       for (int64_t t = gr.begin; t < gr.begin + gr.n; ++t) {
-        float* gt = g + t * n_ff;
-        const float* ut = u + t * n_ff;
-        for (int64_t o = o0; o < o1; ++o) gt[o] = gt[o] / (1.0f + std::exp(-gt[o])) * ut[o];
+        swiglu(g + t * n_ff + o0, u + t * n_ff + o0, g + t * n_ff + o0, o1 - o0);
+      }
+      if (!h_quantized) continue;
+      for (int64_t qb = o0 / h_block; qb <= (o1 - 1) / h_block; ++qb) {
+        std::atomic_ref<int64_t> left(pending[gi * h_blocks + qb]);
+        if (left.fetch_sub(1, std::memory_order_acq_rel) != 1) continue;
+        const size_t off = static_cast<size_t>(qb) * h_info->block_bytes;
+        for (int64_t t = gr.begin; t < gr.begin + gr.n; ++t) {
+          quantize_row(h_type, g + t * n_ff + qb * h_block, hq + t * h.stride + off, h_block);
+        }
       }
     }
   });
-
-  // The SwiGLU output as the down kernel wants it: [n_slots] rows.
-  Act h{reinterpret_cast<const uint8_t*>(g), static_cast<size_t>(n_ff) * sizeof(float)};
-  if (kd.act != ActFormat::kF32) {
-    const DType at = act_dtype(kd.act);
-    const auto row = dtype_row_bytes(at, static_cast<uint64_t>(n_ff));
-    if (!row) return false;
-    h.stride = static_cast<size_t>(*row);
-    auto* hq = ws->get<uint8_t>(Workspace::kMoeHq, h.stride * static_cast<size_t>(n_slots));
-    if (hq == nullptr) return false;
-    parallel_for(pool, n_slots, 16, [&](int64_t p0, int64_t p1) {
-      for (int64_t p = p0; p < p1; ++p) quantize_row(at, g + p * n_ff, hq + p * h.stride, n_ff);
-    });
-    h.rows = hq;
-  }
 
   // Down rows of every expert. out: [n_slots, n_embd] in expert order.
   const int64_t embd_blocks = (n_embd + kItemRows - 1) / kItemRows;

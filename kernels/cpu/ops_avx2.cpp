@@ -4,6 +4,7 @@
 
 #include <cmath>
 
+#include "arc/kernels/fp16.h"
 #include "cpu/ops_variants.h"
 #include "cpu/vec_exp_x86.h"
 
@@ -148,5 +149,16 @@ void scale(float* x, float s, int64_t n) {
 }  // namespace
 
 const OpsTable kOps = {rms_norm, softmax_rows, silu, gelu, swiglu, add, scale};
+
+// vcvtps2ph rounds to nearest even and keeps NaNs quiet with their top payload bits, exactly as
+// fp32_to_fp16 does (MXCSR is never changed, so no flush of subnormals).
+void fp32_to_fp16_row(const float* src, uint16_t* dst, int64_t n) {
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    const __m128i h = _mm256_cvtps_ph(_mm256_loadu_ps(src + i), _MM_FROUND_TO_NEAREST_INT);
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(dst + i), h);
+  }
+  for (; i < n; ++i) dst[i] = kernels::fp32_to_fp16(src[i]);
+}
 
 }  // namespace arc::kernels::avx2

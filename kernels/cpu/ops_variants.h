@@ -2,6 +2,8 @@
 // ISA's flags (see kernels/CMakeLists.txt). Only ops_dispatch.cpp picks among them.
 #pragma once
 
+#include <cstdint>
+
 #include "arc/kernels/attention.h"
 #include "arc/kernels/ops_isa.h"
 
@@ -16,6 +18,8 @@ void paged_attention(const PagedAttentionArgs& args, Parallel* pool);
 namespace avx2 {
 extern const OpsTable kOps;
 void paged_attention(const PagedAttentionArgs& args, Parallel* pool);
+// dst[i] = fp32_to_fp16(src[i]) with F16C (kv_store's F16 rows).
+void fp32_to_fp16_row(const float* src, uint16_t* dst, int64_t n);
 }  // namespace avx2
 namespace avx512 {
 extern const OpsTable kOps;

@@ -1,13 +1,16 @@
 // MoE routing and expert FFNs against kernels/ref, at every dispatch level, with quantized experts.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <string>
 #include <vector>
 
 #include "arc/kernels/cpu_dispatch.h"
+#include "arc/kernels/matmul.h"
 #include "arc/kernels/moe.h"
+#include "arc/kernels/ops.h"
 #include "arc/thread_pool.h"
 #include "kernels/kernel_test_util.h"
 
@@ -230,6 +233,93 @@ TEST(MoeFfn, PrefillGroupingEqualsPerTokenDecode) {
     }
     EXPECT_EQ(0, std::memcmp(y_all.data(), y_one.data(), y_all.size() * sizeof(float)))
         << cpu::isa_name(level);
+  }
+}
+
+// The fused expert loops (SwiGLU and the down kernel's activation quantization inside the gate/up
+// loop, the latter done by whichever thread finishes a block last) against the unfused path run
+// op by op: per token and selected expert, matmul gate and up, ops swiglu, matmul down (which
+// quantizes the whole SwiGLU row itself), added in ascending expert id. Bit for bit, at every
+// level, for any thread count.
+TEST(MoeFfn, FusedLoopsEqualOpByOpComposition) {
+  constexpr int64_t n_tok = 5, k = 3;
+  struct Case {
+    DType gt, dt;
+  };
+  for (const Case& c : {Case{DType::Q4_K, DType::Q6_K}, Case{DType::MXFP4, DType::Q8_0},
+                        Case{DType::Q8_0, DType::Q4_K}}) {
+    const Experts ex = make_experts(c.gt, c.dt, kExperts, kEmbd, kFf);
+    const auto x = random_floats(n_tok * kEmbd, 61);
+    const auto logits = random_floats(n_tok * kExperts, 62);
+    std::vector<int32_t> ids(n_tok * k);
+    std::vector<float> w(n_tok * k);
+    RouterArgs r;
+    r.logits = logits.data();
+    r.n_tokens = n_tok;
+    r.n_expert = kExperts;
+    r.k = k;
+    r.ids = ids.data();
+    r.weights = w.data();
+    moe_route(r);
+    const size_t g_bytes = *dtype_row_bytes(c.gt, kEmbd) * kFf;
+    const size_t d_bytes = *dtype_row_bytes(c.dt, kFf) * kEmbd;
+    for (cpu::IsaLevel level : cpu::available_isas()) {
+      SCOPED_TRACE(std::string(cpu::isa_name(level)) + " " + std::string(dtype_name(c.gt)) + "/" +
+                   std::string(dtype_name(c.dt)));
+      std::vector<float> want(n_tok * kEmbd, 0.0f), gate(kFf), up(kFf), out(kEmbd);
+      for (int64_t t = 0; t < n_tok; ++t) {
+        std::vector<int64_t> order(k);
+        for (int64_t j = 0; j < k; ++j) order[j] = j;
+        std::sort(order.begin(), order.end(),
+                  [&](int64_t p, int64_t q) { return ids[t * k + p] < ids[t * k + q]; });
+        for (int64_t j : order) {
+          const int32_t e = ids[t * k + j];
+          MatmulArgs m;
+          m.w_type = c.gt;
+          m.n_in = kEmbd;
+          m.n_out = kFf;
+          m.x = x.data() + t * kEmbd;
+          m.w = ex.gate.data() + e * g_bytes;
+          m.y = gate.data();
+          ASSERT_TRUE(cpu::matmul_at(level, m, nullptr));
+          m.w = ex.up.data() + e * g_bytes;
+          m.y = up.data();
+          ASSERT_TRUE(cpu::matmul_at(level, m, nullptr));
+          swiglu(gate.data(), up.data(), gate.data(), kFf);
+          m.w_type = c.dt;
+          m.n_in = kFf;
+          m.n_out = kEmbd;
+          m.x = gate.data();
+          m.w = ex.down.data() + e * d_bytes;
+          m.y = out.data();
+          ASSERT_TRUE(cpu::matmul_at(level, m, nullptr));
+          for (int64_t i = 0; i < kEmbd; ++i) want[t * kEmbd + i] += w[t * k + j] * out[i];
+        }
+      }
+      for (int threads : {1, 2, 3}) {
+        ThreadPool pool(threads);
+        MoeFfnArgs a;
+        a.x = x.data();
+        a.n_tokens = n_tok;
+        a.n_embd = kEmbd;
+        a.n_ff = kFf;
+        a.n_expert = kExperts;
+        a.k = k;
+        a.ids = ids.data();
+        a.weights = w.data();
+        a.gate = ex.gate.data();
+        a.up = ex.up.data();
+        a.down = ex.down.data();
+        a.gate_type = a.up_type = c.gt;
+        a.down_type = c.dt;
+        std::vector<float> y(n_tok * kEmbd, 1.0f);  // overwritten (accumulate is false)
+        a.y = y.data();
+        ASSERT_TRUE(cpu::moe_ffn_at(level, a, &pool));
+        for (int64_t i = 0; i < n_tok * kEmbd; ++i) {
+          ASSERT_EQ(y[i], want[i]) << "threads " << threads << " value " << i;
+        }
+      }
+    }
   }
 }
 

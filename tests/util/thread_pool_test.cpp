@@ -1,7 +1,10 @@
 #include "arc/thread_pool.h"
 
+#include <algorithm>
 #include <atomic>
+#include <mutex>
 #include <numeric>
+#include <utility>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -48,6 +51,37 @@ TEST(ThreadPool, LateWorkersNeverRunAnotherCallsRanges) {
     });
     ASSERT_EQ(covered.load(), n) << "call " << call;
     for (int64_t i = 0; i < n; ++i) ASSERT_EQ(owner[static_cast<size_t>(i)], call) << i;
+  }
+}
+
+// Guided ranges: none longer than a share of the whole loop, none shorter than min_chunk but the
+// last, and the loop ends on a range of at most min_chunk indices, so no thread waits long for
+// another's final range.
+TEST(ThreadPool, RangesShrinkTowardsTheEnd) {
+  for (int threads : {2, 3}) {
+    ThreadPool pool(threads);
+    for (int64_t min_chunk : {1, 3, 16}) {
+      const int64_t n = 1000;
+      std::mutex mu;
+      std::vector<std::pair<int64_t, int64_t>> ranges;
+      pool.for_range(n, min_chunk, [&](int64_t b, int64_t e) {
+        std::lock_guard<std::mutex> lock(mu);
+        ranges.emplace_back(b, e);
+      });
+      std::sort(ranges.begin(), ranges.end());
+      ASSERT_FALSE(ranges.empty());
+      EXPECT_EQ(ranges.front().first, 0);
+      EXPECT_EQ(ranges.back().second, n);
+      EXPECT_LE(ranges.back().second - ranges.back().first, min_chunk);
+      for (size_t i = 0; i < ranges.size(); ++i) {
+        const int64_t len = ranges[i].second - ranges[i].first;
+        EXPECT_LE(len, std::max(min_chunk, (n + 2 * threads - 1) / (2 * threads)));
+        if (i + 1 < ranges.size()) {
+          EXPECT_GE(len, min_chunk);
+          EXPECT_EQ(ranges[i].second, ranges[i + 1].first);
+        }
+      }
+    }
   }
 }
 

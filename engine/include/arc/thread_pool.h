@@ -1,6 +1,7 @@
 // A fixed-size pool of worker threads for data-parallel loops. The calling thread works too, so
 // ThreadPool(1) runs everything inline. Ranges are claimed dynamically, but each range's result
-// must not depend on which thread ran it (kernels partition rows, never reductions).
+// must not depend on which thread ran it (kernels partition rows, never reductions). Ranges are
+// guided: each claim takes a share of the indices left, so they shrink towards a loop's end.
 #pragma once
 
 #include <atomic>
@@ -35,6 +36,7 @@ class ThreadPool final : public kernels::Parallel {
   void run_chunks(uint64_t job);
 
   int n_threads_ = 1;
+  int64_t share_ = 2;  // a claim takes 1 / share_ of the indices left (at least min_chunk)
   std::vector<std::thread> workers_;
   std::mutex mu_;
   std::mutex call_mu_;  // one for_range at a time
@@ -51,9 +53,9 @@ class ThreadPool final : public kernels::Parallel {
   static constexpr int kIndexBits = 40;
   std::atomic<const std::function<void(int64_t, int64_t)>*> fn_{nullptr};
   std::atomic<int64_t> n_{0};
-  std::atomic<int64_t> chunk_{1};
-  std::atomic<uint64_t> claim_{0};       // job id << kIndexBits | next index
-  std::atomic<int64_t> done_chunks_{0};  // chunks of the current job finished
+  std::atomic<int64_t> chunk_{1};   // min_chunk of the current job
+  std::atomic<uint64_t> claim_{0};  // job id << kIndexBits | next index
+  std::atomic<int64_t> done_{0};    // indices of the current job finished
 };
 
 }  // namespace arc

@@ -1,0 +1,117 @@
+// A Backend that times each op of another backend (see arc/op_profile.h).
+#include "arc/op_profile.h"
+
+#include <chrono>
+
+namespace arc {
+
+void OpProfile::add(const char* op, double seconds) {
+  for (OpTime& t : times_) {
+    if (t.op == op) {
+      t.seconds += seconds;
+      ++t.calls;
+      return;
+    }
+  }
+  times_.push_back({op, seconds, 1});
+}
+
+namespace {
+
+class ProfilingBackend final : public Backend {
+ public:
+  ProfilingBackend(Backend& inner, OpProfile* profile) : in_(inner), prof_(profile) {}
+
+  std::string_view name() const override { return in_.name(); }
+  int num_threads() const override { return in_.num_threads(); }
+  Result<std::unique_ptr<DeviceBuffer>> alloc(size_t bytes) override { return in_.alloc(bytes); }
+  Result<const void*> map_weights(std::span<const uint8_t> host) override {
+    return in_.map_weights(host);
+  }
+  void upload(void* dst, const void* src, size_t bytes) override {
+    time("upload", [&] { in_.upload(dst, src, bytes); });
+  }
+  void download(void* dst, const void* src, size_t bytes) override {
+    time("download", [&] { in_.download(dst, src, bytes); });
+  }
+  Status sync() override {
+    Status s = in_.sync();
+    if (s.ok() && !error_.ok()) s = error_;
+    error_ = ok_status();
+    return s;
+  }
+
+  void matmul(const kernels::MatmulArgs& a) override {
+    time("matmul", [&] { in_.matmul(a); });
+  }
+  void matmul_multi(std::span<const kernels::MatmulArgs> a) override {
+    time("matmul_multi", [&] { in_.matmul_multi(a); });
+  }
+  void rms_norm(const float* x, const float* w, float* y, int64_t n_rows, int64_t d,
+                float eps) override {
+    time("rms_norm", [&] { in_.rms_norm(x, w, y, n_rows, d, eps); });
+  }
+  void rope(const kernels::RopeArgs& a) override {
+    time("rope", [&] { in_.rope(a); });
+  }
+  void add(const float* a, const float* b, float* y, int64_t n) override {
+    time("add", [&] { in_.add(a, b, y, n); });
+  }
+  void add_bias(float* x, const float* bias, int64_t n_rows, int64_t d) override {
+    time("add_bias", [&] { in_.add_bias(x, bias, n_rows, d); });
+  }
+  void swiglu(const float* gate, const float* up, float* y, int64_t n) override {
+    time("swiglu", [&] { in_.swiglu(gate, up, y, n); });
+  }
+  void add_sigmoid_gated(float* y, const float* s, const float* g, int64_t n_rows,
+                         int64_t d) override {
+    time("add_sigmoid_gated", [&] { in_.add_sigmoid_gated(y, s, g, n_rows, d); });
+  }
+  void get_rows(DType t, const void* table, int64_t n_rows, int64_t d, const int32_t* ids,
+                int64_t n_ids, float* out) override {
+    time("get_rows", [&] { in_.get_rows(t, table, n_rows, d, ids, n_ids, out); });
+  }
+  void gather(const float* x, const int32_t* rows, int64_t n, int64_t d, float* out) override {
+    time("gather", [&] { in_.gather(x, rows, n, d, out); });
+  }
+  void kv_store(const kernels::KvStoreArgs& a) override {
+    time("kv_store", [&] { in_.kv_store(a); });
+  }
+  void paged_attention(const kernels::PagedAttentionArgs& a) override {
+    time("paged_attention", [&] { in_.paged_attention(a); });
+  }
+  void moe_route(const kernels::RouterArgs& a) override {
+    time("moe_route", [&] { in_.moe_route(a); });
+  }
+  void moe_ffn(const kernels::MoeFfnArgs& a) override {
+    time("moe_ffn", [&] { in_.moe_ffn(a); });
+  }
+
+ private:
+  // Runs one op and, while profiling, waits for it and adds its time. A failure the wait
+  // reports is kept for this backend's sync().
+  template <class F>
+  void time(const char* op, F&& run) {
+    if (!prof_->enabled) {
+      run();
+      return;
+    }
+    const auto t0 = std::chrono::steady_clock::now();
+    run();
+    Status s = in_.sync();
+    if (!s.ok() && error_.ok()) error_ = s;
+    prof_->add(op, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+  }
+
+  Backend& in_;
+  OpProfile* prof_;
+  Status error_;
+};
+
+}  // namespace
+
+std::unique_ptr<Backend> make_profiling_backend(Backend& inner, OpProfile* profile) {
+  return std::make_unique<ProfilingBackend>(inner, profile);
+}
+
+}  // namespace arc
