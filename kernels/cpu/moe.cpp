@@ -75,7 +75,7 @@ struct Act {
 
 // x: [n_tokens, n_in] -> the activation rows `fmt` wants, one per slot in expert order. Each
 // token is quantized once, then copied to its slots (decode: one quantization for all k experts).
-bool prepare(ActFormat fmt, const float* x, int64_t n_tokens, int64_t n_in,
+bool prepare(IsaLevel level, ActFormat fmt, const float* x, int64_t n_tokens, int64_t n_in,
              const int64_t* slot_token, int64_t n_slots, Workspace::Slot q_slot,
              Workspace::Slot s_slot, Workspace* ws, Parallel* pool, Act* out) {
   const DType at = act_dtype(fmt);
@@ -87,7 +87,7 @@ bool prepare(ActFormat fmt, const float* x, int64_t n_tokens, int64_t n_in,
     auto* q = ws->get<uint8_t>(q_slot, stride * static_cast<size_t>(n_tokens));
     if (q == nullptr) return false;
     parallel_for(pool, n_tokens, 16, [&](int64_t t0, int64_t t1) {
-      for (int64_t t = t0; t < t1; ++t) quantize_row(at, x + t * n_in, q + t * stride, n_in);
+      for (int64_t t = t0; t < t1; ++t) quantize_act(level, at, x + t * n_in, q + t * stride, n_in);
     });
     per_token = q;
   }
@@ -178,14 +178,14 @@ bool moe_ffn_at(IsaLevel level, const MoeFfnArgs& a, Parallel* pool, Workspace* 
   for (int64_t p = 0; p < n_slots; ++p) slot_token[p] = slot_at[p] / a.k;
 
   Act xg, xu;
-  if (!prepare(kg.act, a.x, a.n_tokens, n_embd, slot_token, n_slots, Workspace::kMoeXq,
+  if (!prepare(level, kg.act, a.x, a.n_tokens, n_embd, slot_token, n_slots, Workspace::kMoeXq,
                Workspace::kMoeXs, ws, pool, &xg)) {
     return false;
   }
   if (ku.act == kg.act) {
     xu = xg;
-  } else if (!prepare(ku.act, a.x, a.n_tokens, n_embd, slot_token, n_slots, Workspace::kMoeXq,
-                      Workspace::kMoeXs2, ws, pool, &xu)) {
+  } else if (!prepare(level, ku.act, a.x, a.n_tokens, n_embd, slot_token, n_slots,
+                      Workspace::kMoeXq, Workspace::kMoeXs2, ws, pool, &xu)) {
     return false;
   }
   float* g = ws->get<float>(Workspace::kMoeGate, static_cast<size_t>(n_slots * n_ff));
@@ -248,7 +248,8 @@ bool moe_ffn_at(IsaLevel level, const MoeFfnArgs& a, Parallel* pool, Workspace* 
         if (left.fetch_sub(1, std::memory_order_acq_rel) != 1) continue;
         const size_t off = static_cast<size_t>(qb) * h_info->block_bytes;
         for (int64_t t = gr.begin; t < gr.begin + gr.n; ++t) {
-          quantize_row(h_type, g + t * n_ff + qb * h_block, hq + t * h.stride + off, h_block);
+          quantize_act(level, h_type, g + t * n_ff + qb * h_block, hq + t * h.stride + off,
+                       h_block);
         }
       }
     }
