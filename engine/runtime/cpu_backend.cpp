@@ -123,6 +123,7 @@ class CpuBackend final : public Backend {
   }
 
   // Vision encoder ops.
+  bool has_vision_ops() const override { return true; }
   void layer_norm(const float* x, const float* w, const float* b, float* y, int64_t n_rows,
                   int64_t d, float eps) override {
     kernels::parallel_for(&pool_, n_rows, 8, [&](int64_t r0, int64_t r1) {

@@ -61,6 +61,7 @@ class CudaBackend final : public Backend,
   void moe_route(const kernels::RouterArgs& a) override;
   void moe_ffn(const kernels::MoeFfnArgs& a) override;
   // Vision encoder ops (cuda_backend_vision.cpp).
+  bool has_vision_ops() const override { return true; }
   void layer_norm(const float* x, const float* w, const float* b, float* y, int64_t n_rows,
                   int64_t d, float eps) override;
   void gelu(const float* x, float* y, int64_t n) override;

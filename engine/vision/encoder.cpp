@@ -446,6 +446,10 @@ Result<std::unique_ptr<VisionEncoder>> VisionEncoder::from_file(gguf::File file,
 Result<std::unique_ptr<VisionEncoder>> VisionEncoder::from_file(gguf::File file,
                                                                 std::unique_ptr<Backend> backend) {
   if (backend == nullptr) return invalid_argument("the vision encoder needs a backend");
+  if (!backend->has_vision_ops()) {
+    return unimplemented("the " + std::string(backend->name()) +
+                         " backend has no vision encoder ops; use --backend cpu or cuda");
+  }
   ARC_ASSIGN_OR_RETURN(VisionConfig cfg, vision_config_from_gguf(file));
   auto impl = std::make_unique<Impl>(std::move(file), std::move(backend));
   impl->cfg = std::move(cfg);

@@ -80,22 +80,6 @@ class RecordingBackend final : public Backend, public StepGraphs {
   void moe_ffn(const kernels::MoeFfnArgs& a) override {
     op([=, this] { cpu_->moe_ffn(a); });
   }
-  void layer_norm(const float* x, const float* w, const float* b, float* y, int64_t n, int64_t d,
-                  float eps) override {
-    op([=, this] { cpu_->layer_norm(x, w, b, y, n, d, eps); });
-  }
-  void gelu(const float* x, float* y, int64_t n) override {
-    op([=, this] { cpu_->gelu(x, y, n); });
-  }
-  void gelu_erf(const float* x, float* y, int64_t n) override {
-    op([=, this] { cpu_->gelu_erf(x, y, n); });
-  }
-  void rope_table(const kernels::RopeTableArgs& a) override {
-    op([=, this] { cpu_->rope_table(a); });
-  }
-  void dense_attention(const kernels::DenseAttentionArgs& a) override {
-    op([=, this] { cpu_->dense_attention(a); });
-  }
 
   bool replay(uint64_t key) override {
     auto it = graphs_.find(key);

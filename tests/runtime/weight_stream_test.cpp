@@ -81,14 +81,6 @@ class StreamingCpuBackend final : public Backend, public WeightStreamer {
   void paged_attention(const kernels::PagedAttentionArgs& a) override { cpu_->paged_attention(a); }
   void moe_route(const kernels::RouterArgs& a) override { cpu_->moe_route(a); }
   void moe_ffn(const kernels::MoeFfnArgs& a) override { cpu_->moe_ffn(a); }
-  void layer_norm(const float* x, const float* w, const float* b, float* y, int64_t n, int64_t d,
-                  float eps) override {
-    cpu_->layer_norm(x, w, b, y, n, d, eps);
-  }
-  void gelu(const float* x, float* y, int64_t n) override { cpu_->gelu(x, y, n); }
-  void gelu_erf(const float* x, float* y, int64_t n) override { cpu_->gelu_erf(x, y, n); }
-  void rope_table(const kernels::RopeTableArgs& a) override { cpu_->rope_table(a); }
-  void dense_attention(const kernels::DenseAttentionArgs& a) override { cpu_->dense_attention(a); }
 
  private:
   std::unique_ptr<Backend> cpu_;
