@@ -104,7 +104,12 @@ int run(RunOpts o) {
           not_found("no vision projector: give --mmproj FILE (or put the model's "
                     "mmproj-*.gguf beside it)"));
     }
-    auto enc = vision::VisionEncoder::load(mm, o.threads);
+    // On a backend of the model's kind (its own instance, as the server does).
+    BackendOptions vbo = o.backend;
+    vbo.cuda_graphs = false;
+    auto vbe = open_backend(vbo, o.threads);
+    if (!vbe.ok()) return fail(vbe.status());
+    auto enc = vision::VisionEncoder::load(mm, std::move(*vbe));
     if (!enc.ok()) return fail(enc.status());
     encoder = std::move(*enc);
     for (size_t i = 0; i < o.images.size(); ++i) {

@@ -6,6 +6,7 @@
 #include <new>
 
 #include "arc/backend.h"
+#include "arc/kernels/vision_ops.h"
 #include "arc/thread_pool.h"
 
 namespace arc {
@@ -119,6 +120,40 @@ class CpuBackend final : public Backend {
   void moe_route(const kernels::RouterArgs& a) override { kernels::moe_route(a); }
   void moe_ffn(const kernels::MoeFfnArgs& a) override {
     if (!kernels::moe_ffn(a, &pool_, &ws_)) fail("moe_ffn: unsupported expert weight type");
+  }
+
+  // Vision encoder ops.
+  bool has_vision_ops() const override { return true; }
+  void layer_norm(const float* x, const float* w, const float* b, float* y, int64_t n_rows,
+                  int64_t d, float eps) override {
+    kernels::parallel_for(&pool_, n_rows, 8, [&](int64_t r0, int64_t r1) {
+      kernels::layer_norm(x + r0 * d, w, b, y + r0 * d, r1 - r0, d, eps);
+    });
+  }
+  void gelu(const float* x, float* y, int64_t n) override {
+    kernels::parallel_for(&pool_, n, 4096,
+                          [&](int64_t b, int64_t e) { kernels::gelu(x + b, y + b, e - b); });
+  }
+  void gelu_erf(const float* x, float* y, int64_t n) override {
+    kernels::parallel_for(&pool_, n, 4096,
+                          [&](int64_t b, int64_t e) { kernels::gelu_erf(x + b, y + b, e - b); });
+  }
+  void rope_table(const kernels::RopeTableArgs& a) override {
+    const int64_t stride = a.x_stride != 0 ? a.x_stride : a.n_heads * a.head_dim;
+    kernels::parallel_for(&pool_, a.n_tokens, 16, [&](int64_t b, int64_t e) {
+      kernels::RopeTableArgs part = a;
+      part.x = a.x + b * stride;
+      part.x_stride = stride;
+      part.n_tokens = e - b;
+      part.cos = a.cos + b * (a.head_dim / 2);
+      part.sin = a.sin + b * (a.head_dim / 2);
+      kernels::rope_table(part);
+    });
+  }
+  void dense_attention(const kernels::DenseAttentionArgs& a) override {
+    if (!kernels::dense_attention(a, &pool_)) {
+      fail("dense_attention: segment offsets must ascend from 0 to the token count");
+    }
   }
 
  private:

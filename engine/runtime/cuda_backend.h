@@ -61,6 +61,14 @@ class CudaBackend final : public Backend,
   void paged_attention(const kernels::PagedAttentionArgs& a) override;
   void moe_route(const kernels::RouterArgs& a) override;
   void moe_ffn(const kernels::MoeFfnArgs& a) override;
+  // Vision encoder ops (cuda_backend_vision.cpp).
+  bool has_vision_ops() const override { return true; }
+  void layer_norm(const float* x, const float* w, const float* b, float* y, int64_t n_rows,
+                  int64_t d, float eps) override;
+  void gelu(const float* x, float* y, int64_t n) override;
+  void gelu_erf(const float* x, float* y, int64_t n) override;
+  void rope_table(const kernels::RopeTableArgs& a) override;
+  void dense_attention(const kernels::DenseAttentionArgs& a) override;
 
   // StepGraphs.
   bool replay(uint64_t key) override;

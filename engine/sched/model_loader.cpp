@@ -291,7 +291,13 @@ Result<std::shared_ptr<LoadedModel>> load_model(EngineService::Impl& m, const st
   l->info.reasoning = l->formatter.has_value() &&
                       l->formatter->chat_template().source().find("<think>") != std::string::npos;
   if (mm_file) {
-    auto enc = vision::VisionEncoder::from_file(std::move(*mm_file), m.opt.threads);
+    // The encoder runs on a backend of the model's kind (the GPU when the model is there), its
+    // own instance: images are encoded on request threads while the scheduler steps the model.
+    BackendOptions vbo = bo;
+    vbo.cuda_graphs = false;
+    auto vbe = make_backend(vbo);
+    if (!vbe.ok()) return vbe.status().with_context("the vision encoder's backend");
+    auto enc = vision::VisionEncoder::from_file(std::move(*mm_file), std::move(*vbe));
     if (!enc.ok()) return enc.status();
     auto pad = l->tokenizer->find_token("<|image_pad|>");
     if (!pad) {

@@ -5,7 +5,12 @@
 #      CPU backend); on a machine with a GPU a skipped test counts as a failure;
 #   3. `bench --backend cuda` on a generated Q4_K qwen3moe model of ~4.6 GB (48 layers, hidden
 #      2048, 32 experts x 768, 8 used), with CUDA graphs and without; with two GPUs also
-#      `bench --tp 2` under mpirun (NCCL).
+#      `bench --tp 2` under mpirun (NCCL);
+#   4. the vision encoder: `run --image` with a generated projector of Qwen3-VL-30B's shape (27
+#      blocks, width 1152, 16 heads, MLP 4304, patch 16, F16) on a 512x512 image, on the CUDA
+#      backend and on the CPU backend (ms per image from the "encoded ..." log line).
+#   (The gpu-labelled tests include the vision ops against kernels/ref in test_cuda_kernels and the
+#   encoder on the CUDA backend against the reference in vision_cuda_test.)
 # Usage: tests/gpu/run-suite.sh [BUILD_DIR]   (default: build/cuda, else build/default)
 # Results (logs, bench text and JSON, summary.txt) go to $OUT when set, else to a temporary folder.
 set -euo pipefail
@@ -153,6 +158,40 @@ if timeout 200 "$ENGINE" make-test-model --family qwen3moe --out "$MODEL" --laye
   fi
 else
   fail "make-test-model (see make-model.log)"
+fi
+
+# 4. The vision encoder on a 512x512 image (1024 patches, 256 tokens).
+VMODEL=$WORK/qwen3vlmoe-tiny.gguf
+VPROJ=$WORK/mmproj-qwen3vl-30b-shape.gguf
+IMAGE=$WORK/gradient-512.png
+log "writing the vision model and projector"
+if ! command -v python3 >/dev/null 2>&1; then
+  fail "python3 not found: cannot write the test image"
+elif timeout 200 "$ENGINE" make-test-model --family qwen3vlmoe --out "$VMODEL" --hidden 2048 \
+  --heads 16 --kv-heads 4 --head-dim 128 --mmproj "$VPROJ" --vision-layers 27 \
+  --vision-hidden 1152 --vision-heads 16 --vision-ff 4304 --patch 16 --mmproj-type F16 \
+  >"$RESULTS/make-vision-model.log" 2>&1; then
+  python3 - "$IMAGE" <<'PY'
+import struct, sys, zlib
+w = h = 512
+raw = b"".join(b"\x00" + bytes(v for x in range(w) for v in ((x * 7 + y * 3) % 256, (x * y) % 256, (x ^ y) % 256)) for y in range(h))
+def chunk(t, d):
+    return struct.pack(">I", len(d)) + t + d + struct.pack(">I", zlib.crc32(t + d) & 0xFFFFFFFF)
+open(sys.argv[1], "wb").write(b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", w, h, 8, 2, 0, 0, 0)) + chunk(b"IDAT", zlib.compress(raw)) + chunk(b"IEND", b""))
+PY
+  for be in cuda cpu; do
+    rc=0
+    timeout 150 "$ENGINE" run -m "$VMODEL" --mmproj "$VPROJ" --image "$IMAGE" --prompt hi -n 1 \
+      --backend "$be" >"$RESULTS/vision-$be.txt" 2>"$RESULTS/vision-$be.log" || rc=$?
+    if [[ $rc -eq 0 ]]; then
+      log "vision encoder on $be: $(grep -o 'encoded .*' "$RESULTS/vision-$be.log" | tail -n 1)"
+    else
+      fail "run --image --backend $be exited $rc (see vision-$be.log):"
+      tail -n 3 "$RESULTS/vision-$be.log" | tee -a "$RESULTS/summary.txt"
+    fi
+  done
+else
+  fail "make-test-model for the vision encoder (see make-vision-model.log)"
 fi
 
 if [[ $FAILED -eq 0 ]]; then

@@ -18,6 +18,7 @@
 #include "arc/kernels/matmul.h"
 #include "arc/kernels/moe.h"
 #include "arc/kernels/ops.h"
+#include "arc/kernels/vision_ops.h"
 #include "arc/status.h"
 
 namespace arc {
@@ -80,6 +81,21 @@ class Backend {
   virtual void paged_attention(const kernels::PagedAttentionArgs& a) = 0;
   virtual void moe_route(const kernels::RouterArgs& a) = 0;
   virtual void moe_ffn(const kernels::MoeFfnArgs& a) = 0;
+
+  // Ops of the vision encoder (ViT blocks; shapes in arc/kernels/vision_ops.h). Optional: a
+  // backend that has them (CPU, CUDA) answers has_vision_ops() true and overrides all five; the
+  // defaults enqueue nothing, and the vision encoder refuses a backend without them.
+  virtual bool has_vision_ops() const { return false; }
+  // x, y: [n_rows, d]; w, b: [d] F32 or null. y may alias x.
+  virtual void layer_norm(const float* /*x*/, const float* /*w*/, const float* /*b*/, float* /*y*/,
+                          int64_t /*n_rows*/, int64_t /*d*/, float /*eps*/) {}
+  // y = gelu(x), [n]: the tanh approximation / the exact erf form. y may alias x.
+  virtual void gelu(const float* /*x*/, float* /*y*/, int64_t /*n*/) {}
+  virtual void gelu_erf(const float* /*x*/, float* /*y*/, int64_t /*n*/) {}
+  // Split-half rotary with a per-token cos/sin table (2-D image positions).
+  virtual void rope_table(const kernels::RopeTableArgs& /*a*/) {}
+  // Full attention within segments (seg_offsets: backend memory).
+  virtual void dense_attention(const kernels::DenseAttentionArgs& /*a*/) {}
 };
 
 // The CPU backend: kernels/cpu on a thread pool of n_threads (<= 0: all online CPUs).

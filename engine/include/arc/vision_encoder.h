@@ -1,6 +1,6 @@
 // The Qwen3-VL vision encoder, read from a vision-projector GGUF ("mmproj", general.architecture
-// "clip", clip.projector_type "qwen3vl_merger") as llama.cpp's converter writes it, run on the CPU
-// kernels.
+// "clip", clip.projector_type "qwen3vl_merger") as llama.cpp's converter writes it, run on a
+// Backend (the CPU backend, or the CUDA backend when the language model runs there).
 //
 // encode() takes one image's patches (arc/vision_image.h PatchGrid) and returns, per merged 2x2
 // token, the embedding that replaces an <|image_pad|> token in the language model, plus one
@@ -11,11 +11,16 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "arc/gguf.h"
 #include "arc/status.h"
 #include "arc/vision_image.h"
+
+namespace arc {
+class Backend;
+}  // namespace arc
 
 namespace arc::vision {
 
@@ -57,12 +62,22 @@ struct ImageEmbeddings {
 class VisionEncoder {
  public:
   ~VisionEncoder();
-  // Opens and validates an mmproj GGUF; n_threads <= 0: all online CPUs.
+  // Opens and validates an mmproj GGUF and runs it on a CPU backend of its own; n_threads <= 0:
+  // all online CPUs.
   static Result<std::unique_ptr<VisionEncoder>> load(const std::string& path, int n_threads = 0);
   // Same over an open file (kept alive by the encoder).
   static Result<std::unique_ptr<VisionEncoder>> from_file(gguf::File file, int n_threads = 0);
+  // The same on `backend`, owned by the encoder: its weights go to the backend's memory and
+  // encode() runs there. Give it a backend of its own (make_backend() with the language model's
+  // options): encode() runs on request threads while the scheduler steps the model, and a Backend
+  // serves one thread at a time. Calls to encode() are serialised by the encoder.
+  static Result<std::unique_ptr<VisionEncoder>> load(const std::string& path,
+                                                     std::unique_ptr<Backend> backend);
+  static Result<std::unique_ptr<VisionEncoder>> from_file(gguf::File file,
+                                                          std::unique_ptr<Backend> backend);
 
   const VisionConfig& config() const;
+  std::string_view backend_name() const;  // "cpu", "cuda"
   // The preprocessing this projector expects (patch, merge, temporal patch, mean, std).
   PreprocessConfig preprocess_config() const;
   // Checks that a grid fits this encoder (patch size, merge divisibility, sizes).

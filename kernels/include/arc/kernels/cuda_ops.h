@@ -17,6 +17,7 @@
 #include "arc/kernels/matmul.h"
 #include "arc/kernels/moe.h"
 #include "arc/kernels/ops.h"
+#include "arc/kernels/vision_ops.h"
 
 struct CUstream_st;
 
@@ -63,6 +64,15 @@ bool kv_store(const Context& ctx, const KvStoreArgs& a);
 bool paged_attention(const Context& ctx, const PagedAttentionArgs& a);
 bool moe_route(const Context& ctx, const RouterArgs& a);
 bool moe_ffn(const Context& ctx, const MoeFfnArgs& a);
+
+// Vision encoder ops (arc/kernels/vision_ops.h). dense_attention cannot check seg_offsets (device
+// memory): they must ascend from 0 to n_tokens. head_dim of dense_attention: up to 256.
+bool layer_norm(const Context& ctx, const float* x, const float* w, const float* b, float* y,
+                int64_t n_rows, int64_t d, float eps);
+bool gelu(const Context& ctx, const float* x, float* y, int64_t n);  // tanh approximation
+bool gelu_erf(const Context& ctx, const float* x, float* y, int64_t n);
+bool rope_table(const Context& ctx, const RopeTableArgs& a);
+bool dense_attention(const Context& ctx, const DenseAttentionArgs& a);
 
 // Sampling helpers. logits: [n_rows, n_vocab].
 // out_ids[r] = argmax of row r (lowest index on ties).
