@@ -1,0 +1,111 @@
+// Shared check of ForwardExecutor's sampled steps (arc/step_candidates.h) for any backend: the
+// same batch run twice, once with whole rows (the oracle, through kernels::top_candidates_ref)
+// and once with StepSampling, must give the same candidates bit for bit, the same whole rows and
+// the same fetched rows. Used by the CPU model tests and the CUDA backend tests.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <vector>
+
+#include "arc/kernels/candidates.h"
+#include "model/test_util.h"
+
+namespace arc::testing {
+
+inline StepSampling mixed_sampling(int64_t n_rows) {
+  StepSampling s;
+  for (int64_t r = 0; r < n_rows; ++r) {
+    kernels::CandidateRow row;
+    row.pen_begin = row.pen_end = static_cast<int32_t>(s.pen_tokens.size());
+    switch (r % 4) {
+      case 0:  // greedy with logprobs
+        row.k = 1;
+        row.flags = kernels::kCandidateLse;
+        break;
+      case 1:  // top-k with penalties
+        row.k = 40;
+        row.repetition_penalty = 1.2f;
+        row.presence_penalty = 0.5f;
+        row.frequency_penalty = 0.25f;
+        for (int32_t t = 1; t < 200; t += 3) {
+          s.pen_tokens.push_back(t);
+          s.pen_counts.push_back(t % 4);
+        }
+        break;
+      case 2:  // the whole row
+        row.k = 0;
+        break;
+      default:  // the cap, with the tempered mass and the lse
+        row.k = kernels::kMaxCandidates;
+        row.flags = kernels::kCandidateLse | kernels::kCandidateMass;
+        row.temperature = 0.8f;
+        row.repetition_penalty = 0.9f;
+        for (int32_t t = 0; t < 50; ++t) {
+          s.pen_tokens.push_back(t * 5);
+          s.pen_counts.push_back(t % 2);
+        }
+        break;
+    }
+    row.pen_end = static_cast<int32_t>(s.pen_tokens.size());
+    s.rows.push_back(row);
+  }
+  return s;
+}
+
+// Runs `batch` whole, then sampled, on `e` and compares. The batch's K/V slots are written twice
+// with the same values.
+inline void expect_sampled_step_matches(Engine& e, const ForwardBatch& batch) {
+  const int64_t v = e.model->config().n_vocab;
+  auto whole = e.exec->run(batch);
+  ASSERT_TRUE(whole.ok()) << whole.status().to_string();
+  const int64_t n_rows = static_cast<int64_t>(whole->size()) / v;
+  const StepSampling s = mixed_sampling(n_rows);
+  ASSERT_TRUE(e.exec->submit(batch, s).ok());
+  StepCandidates c;
+  ASSERT_TRUE(e.exec->wait(c).ok());
+  ASSERT_EQ(c.n_rows, n_rows);
+  ASSERT_EQ(c.n_vocab, v);
+  for (int64_t r = 0; r < n_rows; ++r) {
+    const std::vector<float> raw(whole->begin() + r * v, whole->begin() + (r + 1) * v);
+    std::vector<float> fetched;
+    ASSERT_TRUE(e.exec->fetch_row(r, fetched).ok());
+    EXPECT_EQ(fetched, raw) << "row " << r;
+    const kernels::CandidateRow& row = s.rows[r];
+    if (row.k == 0) {
+      const auto full = c.full_row(r);
+      ASSERT_EQ(static_cast<int64_t>(full.size()), v);
+      EXPECT_TRUE(std::equal(full.begin(), full.end(), raw.begin())) << "row " << r;
+      continue;
+    }
+    kernels::CandidateRow one = row;
+    const int32_t k = static_cast<int32_t>(std::min<int64_t>(row.k, v));
+    ASSERT_EQ(c.k[r], k);
+    std::vector<int32_t> ids(static_cast<size_t>(k));
+    std::vector<float> values(static_cast<size_t>(k));
+    double stats[3];
+    kernels::TopCandidatesArgs a;
+    a.logits = raw.data();
+    a.n_rows = 1;
+    a.n_vocab = v;
+    a.rows = &one;
+    a.pen_tokens = s.pen_tokens.data();
+    a.pen_counts = s.pen_counts.data();
+    a.k_stride = k;
+    a.ids = ids.data();
+    a.values = values.data();
+    a.stats = stats;
+    kernels::top_candidates_ref(a);
+    for (int32_t i = 0; i < k; ++i) {
+      ASSERT_EQ(c.ids[r * c.k_stride + i], ids[i]) << "row " << r << " rank " << i;
+      ASSERT_EQ(c.values[r * c.k_stride + i], values[i]) << "row " << r << " rank " << i;
+    }
+    for (int j = 0; j < 3; ++j) {
+      EXPECT_NEAR(c.stats[3 * r + j], stats[j], 1e-12 * (1.0 + std::fabs(stats[j])))
+          << "row " << r << " stat " << j;
+    }
+  }
+}
+
+}  // namespace arc::testing
