@@ -160,23 +160,19 @@ bool Sampler::candidate_row(std::span<const int32_t> history, int64_t n_prompt, 
   row.repetition_penalty = p_.repetition_penalty;
   row.presence_penalty = p_.presence_penalty;
   row.frequency_penalty = p_.frequency_penalty;
-  // Distinct history tokens, each with its count in the output.
-  std::vector<std::pair<int32_t, int32_t>> seen;  // (token, 1 when it is an output token)
-  seen.reserve(history.size());
+  // Distinct history tokens, each with its count in the output (in order of first appearance).
+  std::unordered_map<int32_t, size_t> at;  // token -> index into pen_tokens
+  at.reserve(history.size());
   const size_t first_output = static_cast<size_t>(std::max<int64_t>(0, n_prompt));
   for (size_t i = 0; i < history.size(); ++i) {
     const int32_t t = history[i];
     if (t < 0 || t >= n_vocab) continue;
-    seen.emplace_back(t, i >= first_output ? 1 : 0);
-  }
-  std::sort(seen.begin(), seen.end());
-  for (size_t i = 0; i < seen.size();) {
-    size_t j = i;
-    int32_t count = 0;
-    while (j < seen.size() && seen[j].first == seen[i].first) count += seen[j++].second;
-    pen_tokens.push_back(seen[i].first);
-    pen_counts.push_back(count);
-    i = j;
+    auto [it, added] = at.try_emplace(t, pen_tokens.size());
+    if (added) {
+      pen_tokens.push_back(t);
+      pen_counts.push_back(0);
+    }
+    if (i >= first_output) pen_counts[it->second]++;
   }
   row.pen_end = static_cast<int32_t>(pen_tokens.size());
   return true;

@@ -280,8 +280,8 @@ TEST(SamplerCandidates, RowRequests) {
   EXPECT_FALSE(Sampler(sp).candidate_row(hist, 3, 100, 0, row, toks, counts));
   // Penalty pairs: distinct valid tokens with their output counts (output = from index 3).
   ASSERT_TRUE(Sampler(sp).candidate_row(hist, 3, 100, -1, row, toks, counts));
-  EXPECT_EQ(toks, (std::vector<int32_t>{4, 7, 9}));
-  EXPECT_EQ(counts, (std::vector<int32_t>{0, 1, 2}));
+  EXPECT_EQ(toks, (std::vector<int32_t>{4, 9, 7}));  // order of first appearance
+  EXPECT_EQ(counts, (std::vector<int32_t>{0, 2, 1}));
   EXPECT_EQ(row.pen_begin, 0);
   EXPECT_EQ(row.pen_end, 3);
 }
