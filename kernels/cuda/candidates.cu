@@ -6,7 +6,8 @@
 //      passes the threshold key T is known, with how many entries equal to T belong to the k best;
 //   4. one pass collects every entry above T and, in index order (a block-wide scan per tile of
 //      1024 entries), the first entries equal to T: the host's tie rule, lower id first;
-//   5. a bitonic sort of the k entries by (key desc, id asc), packed in one 64-bit word;
+//   5. a bitonic sort of the k entries by (key desc, id asc), packed in one 64-bit word
+//      (k == 1, greedy, skips 3-5: one pass takes the largest packed word);
 //   6. the tempered mass (when asked): a double sum of exp((x - max) / T).
 // Arithmetic matches kernels/ref/candidates_ref.cpp: explicit round-to-nearest float operations
 // for the penalties (no contraction into FMA), double exp for the sums.
@@ -109,97 +110,114 @@ __global__ void __launch_bounds__(kThreads) candidates_kernel(TopCandidatesArgs 
     l = w;
   }
 
-  // 3. Radix select of the k-th largest key.
-  uint32_t prefix = 0, mask = 0;
-  int remaining = k;
-  for (int shift = 24; shift >= 0; shift -= 8) {
-    for (int b = tid; b < kBins; b += blockDim.x) hist[b] = 0;
+  if (k == 1) {
+    // Greedy: one pass, the largest packed (key, id), i.e. the first of the best.
+    uint64_t best = 0;
+    for (int64_t i = tid; i < n; i += blockDim.x) best = max(best, pack(order_key(l[i]), i));
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1) best = max(best, __shfl_xor_sync(0xffffffffu, best, o));
     __syncthreads();
-    for (int64_t base = 0; base < n; base += blockDim.x) {  // whole warps: the ballot below
-      const int64_t i = base + tid;
-      const uint32_t key = i < n ? order_key(l[i]) : 0u;
-      const bool in = i < n && (key & mask) == prefix;
-      const uint32_t bin = (key >> shift) & (kBins - 1);
-      // Warp-aggregated: logits share their top bits, so most lanes hit the same bin.
-      const unsigned active = __ballot_sync(0xffffffffu, in);
-      if (in) {
-        const unsigned same = __match_any_sync(active, bin);
-        if (lane == __ffs(same) - 1) atomicAdd(&hist[bin], static_cast<uint32_t>(__popc(same)));
-      }
-    }
-    __syncthreads();
-    if (tid == 0) {
-      int above = 0, b = kBins - 1;
-      for (; b > 0; --b) {
-        if (above + static_cast<int>(hist[b]) >= remaining) break;
-        above += static_cast<int>(hist[b]);
-      }
-      s_bin = b;
-      s_remaining = remaining - above;
-    }
-    __syncthreads();
-    prefix |= static_cast<uint32_t>(s_bin) << shift;
-    mask |= static_cast<uint32_t>(kBins - 1) << shift;
-    remaining = s_remaining;
-  }
-  // The k best: every key above `prefix` (k - remaining of them) and the first `remaining` keys
-  // equal to it.
-  const int n_above = k - remaining;
-
-  // 4. Collect.
-  if (tid == 0) {
-    s_above = 0;
-    s_eq_seen = 0;
-  }
-  __syncthreads();
-  for (int64_t base = 0; base < n; base += blockDim.x) {
-    const int64_t i = base + tid;
-    const uint32_t key = i < n ? order_key(l[i]) : 0u;
-    const bool above = i < n && key > prefix;
-    const bool equal = i < n && key == prefix;
-    if (above) sorted[atomicAdd(&s_above, 1)] = pack(key, i);
-    const unsigned ballot = __ballot_sync(0xffffffffu, equal);
-    if (lane == 0) warp_count[warp] = __popc(ballot);
+    if (lane == 0) sorted[warp] = best;
     __syncthreads();
     if (warp == 0) {
-      const int c = lane < n_warps ? warp_count[lane] : 0;
-      int incl = c;
+      best = lane < n_warps ? sorted[lane] : 0;
 #pragma unroll
-      for (int o = 1; o < kWarp; o <<= 1) {
-        const int up = __shfl_up_sync(0xffffffffu, incl, o);
-        if (lane >= o) incl += up;
-      }
-      warp_offset[lane] = incl - c;
-      if (lane == kWarp - 1) s_tile_eq = incl;
+      for (int o = 16; o > 0; o >>= 1) best = max(best, __shfl_xor_sync(0xffffffffu, best, o));
+      if (lane == 0) sorted[0] = best;
     }
-    __syncthreads();
-    if (equal) {
-      const int rank = s_eq_seen + warp_offset[warp] + __popc(ballot & ((1u << lane) - 1u));
-      if (rank < remaining) sorted[n_above + rank] = pack(key, i);
-    }
-    __syncthreads();
-    if (tid == 0) s_eq_seen += s_tile_eq;
-  }
-
-  // 5. Bitonic sort, descending, padded to a power of two with zeros (below every real entry).
-  int p2 = 1;
-  while (p2 < k) p2 <<= 1;
-  for (int i = k + tid; i < p2; i += blockDim.x) sorted[i] = 0;
-  for (int size = 2; size <= p2; size <<= 1) {
-    for (int stride = size / 2; stride > 0; stride >>= 1) {
+  } else {
+    // 3. Radix select of the k-th largest key.
+    uint32_t prefix = 0, mask = 0;
+    int remaining = k;
+    for (int shift = 24; shift >= 0; shift -= 8) {
+      for (int b = tid; b < kBins; b += blockDim.x) hist[b] = 0;
       __syncthreads();
-      for (int i = tid; i < p2 / 2; i += blockDim.x) {
-        const int pos = 2 * i - (i & (stride - 1));
-        const int partner = pos + stride;
-        const bool descending = (pos & size) == 0;
-        const uint64_t x = sorted[pos], y = sorted[partner];
-        if ((x < y) == descending) {
-          sorted[pos] = y;
-          sorted[partner] = x;
+      for (int64_t base = 0; base < n; base += blockDim.x) {  // whole warps: the ballot below
+        const int64_t i = base + tid;
+        const uint32_t key = i < n ? order_key(l[i]) : 0u;
+        const bool in = i < n && (key & mask) == prefix;
+        const uint32_t bin = (key >> shift) & (kBins - 1);
+        // Warp-aggregated: logits share their top bits, so most lanes hit the same bin.
+        const unsigned active = __ballot_sync(0xffffffffu, in);
+        if (in) {
+          const unsigned same = __match_any_sync(active, bin);
+          if (lane == __ffs(same) - 1) atomicAdd(&hist[bin], static_cast<uint32_t>(__popc(same)));
+        }
+      }
+      __syncthreads();
+      if (tid == 0) {
+        int above = 0, b = kBins - 1;
+        for (; b > 0; --b) {
+          if (above + static_cast<int>(hist[b]) >= remaining) break;
+          above += static_cast<int>(hist[b]);
+        }
+        s_bin = b;
+        s_remaining = remaining - above;
+      }
+      __syncthreads();
+      prefix |= static_cast<uint32_t>(s_bin) << shift;
+      mask |= static_cast<uint32_t>(kBins - 1) << shift;
+      remaining = s_remaining;
+    }
+    // The k best: every key above `prefix` (k - remaining of them) and the first `remaining` keys
+    // equal to it.
+    const int n_above = k - remaining;
+
+    // 4. Collect.
+    if (tid == 0) {
+      s_above = 0;
+      s_eq_seen = 0;
+    }
+    __syncthreads();
+    for (int64_t base = 0; base < n; base += blockDim.x) {
+      const int64_t i = base + tid;
+      const uint32_t key = i < n ? order_key(l[i]) : 0u;
+      const bool above = i < n && key > prefix;
+      const bool equal = i < n && key == prefix;
+      if (above) sorted[atomicAdd(&s_above, 1)] = pack(key, i);
+      const unsigned ballot = __ballot_sync(0xffffffffu, equal);
+      if (lane == 0) warp_count[warp] = __popc(ballot);
+      __syncthreads();
+      if (warp == 0) {
+        const int c = lane < n_warps ? warp_count[lane] : 0;
+        int incl = c;
+#pragma unroll
+        for (int o = 1; o < kWarp; o <<= 1) {
+          const int up = __shfl_up_sync(0xffffffffu, incl, o);
+          if (lane >= o) incl += up;
+        }
+        warp_offset[lane] = incl - c;
+        if (lane == kWarp - 1) s_tile_eq = incl;
+      }
+      __syncthreads();
+      if (equal) {
+        const int rank = s_eq_seen + warp_offset[warp] + __popc(ballot & ((1u << lane) - 1u));
+        if (rank < remaining) sorted[n_above + rank] = pack(key, i);
+      }
+      __syncthreads();
+      if (tid == 0) s_eq_seen += s_tile_eq;
+    }
+
+    // 5. Bitonic sort, descending, padded to a power of two with zeros (below every real entry).
+    int p2 = 1;
+    while (p2 < k) p2 <<= 1;
+    for (int i = k + tid; i < p2; i += blockDim.x) sorted[i] = 0;
+    for (int size = 2; size <= p2; size <<= 1) {
+      for (int stride = size / 2; stride > 0; stride >>= 1) {
+        __syncthreads();
+        for (int i = tid; i < p2 / 2; i += blockDim.x) {
+          const int pos = 2 * i - (i & (stride - 1));
+          const int partner = pos + stride;
+          const bool descending = (pos & size) == 0;
+          const uint64_t x = sorted[pos], y = sorted[partner];
+          if ((x < y) == descending) {
+            sorted[pos] = y;
+            sorted[partner] = x;
+          }
         }
       }
     }
-  }
+  }  // k > 1
   __syncthreads();
   int32_t* ids = a.ids + r * a.k_stride;
   float* values = a.values + r * a.k_stride;
