@@ -420,7 +420,7 @@ struct ForwardExecutor::Impl {
       return failed_precondition(
           "forward: sampling candidates are not available with tensor parallelism");
     }
-    if (static_cast<int64_t>(s.rows.size()) != n_out) {
+    if (!s.rows.empty() && static_cast<int64_t>(s.rows.size()) != n_out) {
       return invalid_argument("forward: " + std::to_string(s.rows.size()) + " sampling rows for " +
                               std::to_string(n_out) + " logit rows");
     }
@@ -481,6 +481,12 @@ struct ForwardExecutor::Impl {
     h_pen_tok = s.pen_tokens;
     h_pen_cnt = s.pen_counts;
     StepCandidates& c = h_cand;
+    if (s.rows.empty()) {  // a step run for its K/V only (a prefill chunk): nothing comes back
+      c = StepCandidates{};
+      c.n_vocab = v;
+      h_logits.clear();
+      return ok_status();
+    }
     c.n_rows = n_out;
     c.n_vocab = v;
     c.k_stride = 1;

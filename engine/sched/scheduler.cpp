@@ -146,6 +146,11 @@ Status Scheduler::run_step(const ForwardBatch& batch, const std::vector<RowRef>&
     // Tensor parallelism: every rank returns whole rows.
     auto logits = opt_.forward(batch);
     if (!logits.ok()) return logits.status();
+    if (rows.empty()) {  // a prompt chunk run for its K/V: its default row is not wanted
+      out = StepCandidates{};
+      out.n_vocab = n_vocab_;
+      return ok_status();
+    }
     out.n_rows = static_cast<int64_t>(rows.size());
     out.n_vocab = n_vocab_;
     out.k_stride = 0;

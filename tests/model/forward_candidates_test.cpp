@@ -22,6 +22,13 @@ TEST(ForwardCandidates, SampledStepsMatchWholeRows) {
   expect_sampled_step_matches(*e, {tok, pos, seq, rows});
   const std::vector<int32_t> dtok = {11, 12}, dpos = {4, 5}, dseq = {a, b};
   expect_sampled_step_matches(*e, {dtok, dpos, dseq, {}});
+  // No sampling rows: a step for its K/V only (a prompt chunk that does not reach the end).
+  const std::vector<int32_t> ctok = {13, 14}, cpos = {5, 6}, cseq = {b, b};
+  ASSERT_TRUE(e->exec->submit({ctok, cpos, cseq, {}}, StepSampling{}).ok());
+  StepCandidates c;
+  ASSERT_TRUE(e->exec->wait(c).ok());
+  EXPECT_EQ(c.n_rows, 0);
+  EXPECT_TRUE(c.k.empty());
 }
 
 TEST(ForwardCandidates, RejectsMalformedSampling) {

@@ -56,7 +56,8 @@ class ForwardExecutor {
   // Enqueues one step whose logit rows come back as sampling candidates (sampling.rows: one per
   // logit row) rather than whole rows: on a backend with CandidateSelector they are selected where
   // the logits are; on others the rows are downloaded and selected on the host. Not with tensor
-  // parallelism (every rank returns whole rows there: use submit()).
+  // parallelism (every rank returns whole rows there: use submit()). Empty sampling.rows: nothing
+  // comes back (a prefill chunk run for its K/V).
   Status submit(const ForwardBatch& batch, const StepSampling& sampling);
   // Waits for a step submitted with sampling.
   Status wait(StepCandidates& out);

@@ -22,7 +22,8 @@ class CandidateSelector {
   virtual void top_candidates(const kernels::TopCandidatesArgs& a) = 0;
 };
 
-// The sampling side of one step, one entry per logit row (ForwardBatch::logit_rows order).
+// The sampling side of one step, one entry per logit row (ForwardBatch::logit_rows order); no
+// entries at all: the step returns nothing.
 struct StepSampling {
   // k == 0: this row comes down whole (prompt scores, or what candidates cannot serve).
   std::vector<kernels::CandidateRow> rows;
