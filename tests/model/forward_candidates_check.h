@@ -8,11 +8,14 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
+#include <functional>
 #include <vector>
 
 #include "arc/kernels/candidates.h"
 #include "model/test_util.h"
+#include "sched/scheduler.h"
 
 namespace arc::testing {
 
@@ -114,6 +117,69 @@ inline void expect_sampled_step_matches(Engine& e, const ForwardBatch& batch) {
       EXPECT_NEAR(c.stats[3 * r + j], stats[j], 1e-12 * (1.0 + std::fabs(stats[j])))
           << "row " << r << " stat " << j;
     }
+  }
+}
+
+// The scheduler samples through candidates; a plain loop over whole rows with the same seed (the
+// sampler as it was) is the oracle. Both prefill the prompt in the same chunks of 8 (some steps
+// want no row), so both see the same logits on any backend.
+inline void expect_scheduler_matches_whole_rows(const std::function<Result<Engine>()>& make) {
+  constexpr int64_t kChunk = 8;
+  std::vector<int32_t> prompt;
+  for (int i = 0; i < 21; ++i) prompt.push_back((i * 37 + 5) % 250 + 1);
+  for (float temperature : {0.0f, 0.8f}) {
+    SamplingParams sp;
+    sp.temperature = temperature;
+    sp.top_p = 0.9f;
+    sp.presence_penalty = temperature > 0.0f ? 0.3f : 0.0f;
+    sp.seed = 17;
+    sp.ignore_eos = true;
+    const int n_new = 6;
+    // Oracle.
+    auto ref = make();
+    ASSERT_TRUE(ref.ok()) << ref.status().to_string();
+    const int32_t sq = ref->kv->add_sequence();
+    ASSERT_TRUE(ref->kv->reserve(sq, static_cast<int64_t>(prompt.size()) + n_new).ok());
+    std::vector<int32_t> hist = prompt, want;
+    Sampler sampler(sp);
+    Result<std::vector<float>> logits = std::vector<float>{};
+    for (size_t b = 0; b < prompt.size(); b += kChunk) {
+      const size_t n = std::min<size_t>(kChunk, prompt.size() - b);
+      std::vector<int32_t> tok(prompt.begin() + b, prompt.begin() + b + n), pos(n), seqs(n, sq);
+      for (size_t i = 0; i < n; ++i) pos[i] = static_cast<int32_t>(b + i);
+      logits = ref->exec->run({tok, pos, seqs, {}});
+      ASSERT_TRUE(logits.ok()) << logits.status().to_string();
+    }
+    for (int i = 0; i < n_new && logits.ok(); ++i) {
+      const int32_t t = sampler.sample(*logits, hist, static_cast<int64_t>(prompt.size()));
+      want.push_back(t);
+      hist.push_back(t);
+      const int32_t p = static_cast<int32_t>(hist.size()) - 1;
+      logits = ref->exec->run({std::span(&t, 1), std::span(&p, 1), std::span(&sq, 1), {}});
+    }
+    ASSERT_TRUE(logits.ok()) << logits.status().to_string();
+    // Scheduler.
+    auto e = make();
+    ASSERT_TRUE(e.ok()) << e.status().to_string();
+    SchedulerOptions so;
+    so.max_batch_tokens = kChunk;
+    so.ctx_size = 64;
+    Scheduler sched(*e->exec, *e->kv, e->model->config().n_vocab, so);
+    SequenceRequest req;
+    req.prompt = prompt;
+    req.sampling = sp;
+    req.max_new_tokens = n_new;
+    req.top_logprobs = temperature > 0.0f ? -1 : 2;
+    auto h = sched.submit(req);
+    std::vector<TokenOutput> outs;
+    while (h->next(outs, std::chrono::milliseconds(100))) {
+    }
+    std::vector<int32_t> got;
+    for (const TokenOutput& t : outs) {
+      EXPECT_TRUE(t.error.ok()) << t.error.to_string();
+      if (!t.finished || t.finish_reason == "length") got.push_back(t.token);
+    }
+    EXPECT_EQ(got, want) << "temperature " << temperature;
   }
 }
 

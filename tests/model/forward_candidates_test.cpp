@@ -3,7 +3,6 @@
 #include <gtest/gtest.h>
 
 #include "model/forward_candidates_check.h"
-#include "sched/scheduler.h"
 
 namespace arc::testing {
 namespace {
@@ -32,61 +31,10 @@ TEST(ForwardCandidates, SampledStepsMatchWholeRows) {
   EXPECT_TRUE(c.k.empty());
 }
 
-// The scheduler samples through candidates; a plain loop over whole rows with the same seed (the
-// sampler as it was) is the oracle. The prompt is prefilled in chunks, so some steps want no row.
 TEST(ForwardCandidates, SchedulerTokensEqualAWholeRowLoop) {
-  const TestModelOptions o = tiny_model({"qwen3moe F32", Family::kQwen3Moe, 8, "F32"});
-  std::vector<int32_t> prompt;
-  for (int i = 0; i < 21; ++i) prompt.push_back((i * 37 + 5) % 250 + 1);
-  for (float temperature : {0.0f, 0.8f}) {
-    SamplingParams sp;
-    sp.temperature = temperature;
-    sp.top_p = 0.9f;
-    sp.presence_penalty = temperature > 0.0f ? 0.3f : 0.0f;
-    sp.seed = 17;
-    sp.ignore_eos = true;
-    const int n_new = 6;
-    // Oracle.
-    auto ref = make_engine(o);
-    ASSERT_TRUE(ref.ok()) << ref.status().to_string();
-    const int32_t sq = ref->kv->add_sequence();
-    ASSERT_TRUE(ref->kv->reserve(sq, static_cast<int64_t>(prompt.size()) + n_new).ok());
-    std::vector<int32_t> hist = prompt, want;
-    Sampler sampler(sp);
-    std::vector<int32_t> pos(prompt.size()), seqs(prompt.size(), sq);
-    for (size_t i = 0; i < pos.size(); ++i) pos[i] = static_cast<int32_t>(i);
-    auto logits = ref->exec->run({prompt, pos, seqs, {}});
-    for (int i = 0; i < n_new && logits.ok(); ++i) {
-      const int32_t t = sampler.sample(*logits, hist, static_cast<int64_t>(prompt.size()));
-      want.push_back(t);
-      hist.push_back(t);
-      const int32_t p = static_cast<int32_t>(hist.size()) - 1;
-      logits = ref->exec->run({std::span(&t, 1), std::span(&p, 1), std::span(&sq, 1), {}});
-    }
-    ASSERT_TRUE(logits.ok()) << logits.status().to_string();
-    // Scheduler, prompt in chunks of 8.
-    auto e = make_engine(o);
-    ASSERT_TRUE(e.ok()) << e.status().to_string();
-    SchedulerOptions so;
-    so.max_batch_tokens = 8;
-    so.ctx_size = 64;
-    Scheduler sched(*e->exec, *e->kv, e->model->config().n_vocab, so);
-    SequenceRequest req;
-    req.prompt = prompt;
-    req.sampling = sp;
-    req.max_new_tokens = n_new;
-    req.top_logprobs = temperature > 0.0f ? -1 : 2;
-    auto h = sched.submit(req);
-    std::vector<TokenOutput> outs;
-    while (h->next(outs, std::chrono::milliseconds(100))) {
-    }
-    std::vector<int32_t> got;
-    for (const TokenOutput& t : outs) {
-      EXPECT_TRUE(t.error.ok()) << t.error.to_string();
-      if (!t.finished || t.finish_reason == "length") got.push_back(t.token);
-    }
-    EXPECT_EQ(got, want) << "temperature " << temperature;
-  }
+  expect_scheduler_matches_whole_rows([] {
+    return make_engine(tiny_model({"qwen3moe F32", Family::kQwen3Moe, 8, "F32"}));
+  });
 }
 
 TEST(ForwardCandidates, RejectsMalformedSampling) {

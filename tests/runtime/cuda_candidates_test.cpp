@@ -1,7 +1,9 @@
 // Device-side sampling through the CUDA backend: a sampled step (ForwardExecutor::submit with
 // StepSampling, candidates selected by CudaBackend::top_candidates) against the same step with
 // whole rows and kernels::top_candidates_ref on the host, for a prefill with several logit rows and
-// for batched decode steps replayed from CUDA graphs. Label gpu: skips without a CUDA device.
+// for batched decode steps replayed from CUDA graphs; and the scheduler's tokens (greedy with
+// logprobs, seeded top-p with a penalty) against a whole-row sampling loop on the same backend.
+// Label gpu: skips without a CUDA device.
 #include <gtest/gtest.h>
 
 #include "arc/backend_factory.h"
@@ -54,6 +56,15 @@ TEST(CudaCandidates, SampledStepsMatchWholeRows) {
     }
     expect_sampled_step_matches(*e, {dtok, dpos, ids, {}});
   }
+}
+
+TEST(CudaCandidates, SchedulerTokensEqualAWholeRowLoop) {
+  if (!make_cuda_backend(0).ok()) {
+    GTEST_SKIP() << "no CUDA backend: " << make_cuda_backend(0).status().message();
+  }
+  expect_scheduler_matches_whole_rows([] {
+    return cuda_engine(tiny_model({"qwen3moe F32", Family::kQwen3Moe, 8, "F32"}));
+  });
 }
 
 }  // namespace
