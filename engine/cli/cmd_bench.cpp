@@ -146,11 +146,23 @@ int run_bench(const BenchOpts& o) {
     prof.enabled = o.profile_ops && measuring;
     const CommStats c1 = stats_comm.stats();
     int32_t tok = argmax(logits);
+    // Without tensor parallelism the greedy token is picked where the logits are (one candidate
+    // per step: arc/step_candidates.h), as serve does; with it every rank returns whole rows.
+    const StepSampling greedy{std::vector<kernels::CandidateRow>(1), {}, {}};
+    StepCandidates picked;
     for (int i = 0; i < n_gen; ++i) {
       const int32_t p = o.n_prompt + i;
-      ARC_ASSIGN_OR_RETURN(
-          logits, drv.step({std::span(&tok, 1), std::span(&p, 1), std::span(&seq, 1), {}}));
-      tok = argmax(logits);
+      const ForwardBatch next{std::span(&tok, 1), std::span(&p, 1), std::span(&seq, 1), {}};
+      if (comm.size() > 1) {
+        ARC_ASSIGN_OR_RETURN(logits, drv.step(next));
+        tok = argmax(logits);
+        continue;
+      }
+      const Status submitted = exec.submit(next, greedy);
+      const Status waited = exec.wait(picked);
+      ARC_RETURN_IF_ERROR(submitted);
+      ARC_RETURN_IF_ERROR(waited);
+      tok = picked.ids[0];
     }
     auto t2 = std::chrono::steady_clock::now();
     prof.enabled = false;

@@ -22,6 +22,7 @@
 #include "arc/backend.h"
 #include "arc/backend_caps.h"
 #include "arc/kernels/cuda_ops.h"
+#include "arc/step_candidates.h"
 #include "runtime/cuda_check.h"
 
 namespace arc {
@@ -30,7 +31,8 @@ class CudaBackend final : public Backend,
                           public StepGraphs,
                           public WeightStreamer,
                           public DeviceReport,
-                          public NativeStream {
+                          public NativeStream,
+                          public CandidateSelector {
  public:
   // Use make_cuda_backend(); `stream` is owned from here on.
   CudaBackend(int device, const kernels::cuda::DeviceInfo& info, cudaStream_t stream, bool graphs);
@@ -93,6 +95,9 @@ class CudaBackend final : public Backend,
   std::string device_description() const override;
   Result<double> measure_copy_bandwidth(size_t bytes) override;
   Result<uint64_t> free_memory_bytes() const override;
+
+  // CandidateSelector (cuda_backend_sampling.cpp).
+  void top_candidates(const kernels::TopCandidatesArgs& a) override;
 
   // Sizes the scratch for shapes up to `s` now (ops also grow it on demand, outside captures).
   Status reserve_scratch(const kernels::cuda::ScratchShape& s);

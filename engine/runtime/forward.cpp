@@ -76,8 +76,30 @@ struct ForwardExecutor::Impl {
   // logit-row bucket, block-table width bucket) and replayed. Null on backends without graphs.
   StepGraphs* graphs = nullptr;
 
+  // Device-side sampling (submit with StepSampling): candidates selected by the backend when it
+  // is a CandidateSelector, else on the host from downloaded rows.
+  CandidateSelector* selector = nullptr;
+  bool sampled_step = false;  // the last submit had StepSampling
+  std::vector<std::unique_ptr<DeviceBuffer>> cand_owned;
+  int64_t cand_rows_cap = 0, cand_k_cap = 0, cand_pen_cap = 0, cand_work_rows = 0;
+  kernels::CandidateRow* d_crow = nullptr;  // [cand_rows_cap]
+  int32_t* d_pen_tok = nullptr;             // [cand_pen_cap]
+  int32_t* d_pen_cnt = nullptr;             // [cand_pen_cap]
+  int32_t* d_cids = nullptr;                // [cand_rows_cap, cand_k_cap]
+  float* d_cvals = nullptr;                 // [cand_rows_cap, cand_k_cap]
+  double* d_cstats = nullptr;               // [cand_rows_cap, 3]
+  float* d_work = nullptr;                  // [cand_work_rows, n_vocab] penalised rows
+  // Host side of the sampled step, kept until wait() (uploads and downloads are asynchronous).
+  std::vector<kernels::CandidateRow> h_crow;
+  std::vector<int32_t> h_pen_tok, h_pen_cnt;
+  StepCandidates h_cand;
+
   Impl(const Model& m, Backend& b, KvCache& k)
-      : model(m), be(b), kv(k), graphs(dynamic_cast<StepGraphs*>(&b)) {}
+      : model(m),
+        be(b),
+        kv(k),
+        graphs(dynamic_cast<StepGraphs*>(&b)),
+        selector(dynamic_cast<CandidateSelector*>(&b)) {}
   ~Impl() {
     // Recorded graphs point into buffers this executor is about to free.
     if (graphs != nullptr) graphs->clear_graphs();
@@ -252,7 +274,8 @@ struct ForwardExecutor::Impl {
     }
   }
 
-  Status submit(const ForwardBatch& batch) {
+  Status submit(const ForwardBatch& batch, const StepSampling* sampling = nullptr) {
+    sampled_step = false;
     const ModelConfig& c = model.config();
     const int64_t t = static_cast<int64_t>(batch.tokens.size());
     if (t == 0) return invalid_argument("forward: empty batch");
@@ -303,6 +326,7 @@ struct ForwardExecutor::Impl {
       }
     }
     n_out = static_cast<int64_t>(h_rows.size());
+    if (sampling != nullptr) ARC_RETURN_IF_ERROR(check_sampling(*sampling));
     h_tok.assign(batch.tokens.begin(), batch.tokens.end());
     h_pos.assign(batch.positions.begin(), batch.positions.end());
     ARC_ASSIGN_OR_RETURN(const bool mm, check_mm(batch, t));
@@ -364,6 +388,7 @@ struct ForwardExecutor::Impl {
       enqueue_step(t_run, out_run, mm ? &batch : nullptr);
     }
     if (tp) return gather_logits();
+    if (sampling != nullptr) return enqueue_candidates(*sampling);
     h_logits.resize(static_cast<size_t>(n_out * c.n_vocab));  // the real rows only
     be.download(h_logits.data(), d_logits, sizeof(float) * h_logits.size());
     return ok_status();
@@ -394,6 +419,156 @@ struct ForwardExecutor::Impl {
     be.rms_norm(d_sel, model.global(TensorRole::kOutputNorm).f32(), d_sel, rows, c.n_embd,
                 c.rms_eps);
     linear(be, model.output(), d_sel, rows, d_logits);
+  }
+
+  Status check_sampling(const StepSampling& s) const {
+    if (tp != nullptr) {
+      return failed_precondition(
+          "forward: sampling candidates are not available with tensor parallelism");
+    }
+    if (!s.rows.empty() && static_cast<int64_t>(s.rows.size()) != n_out) {
+      return invalid_argument("forward: " + std::to_string(s.rows.size()) + " sampling rows for " +
+                              std::to_string(n_out) + " logit rows");
+    }
+    if (s.pen_counts.size() != s.pen_tokens.size()) {
+      return invalid_argument("forward: penalty tokens and counts differ in length");
+    }
+    for (const kernels::CandidateRow& r : s.rows) {
+      if (r.k < 0 || r.k > kernels::kMaxCandidates || r.pen_begin < 0 || r.pen_end < r.pen_begin ||
+          static_cast<size_t>(r.pen_end) > s.pen_tokens.size() ||
+          ((r.flags & kernels::kCandidateMass) != 0 && !(r.temperature > 0.0f))) {
+        return invalid_argument("forward: malformed sampling row");
+      }
+    }
+    return ok_status();
+  }
+
+  template <typename T>
+  Result<T*> make_cand(int64_t count) {
+    ARC_ASSIGN_OR_RETURN(auto b,
+                         be.alloc(sizeof(T) * static_cast<size_t>(std::max<int64_t>(count, 1))));
+    T* p = b->as<T>();
+    cand_owned.push_back(std::move(b));
+    return p;
+  }
+
+  // Device buffers of the candidates; they never enter a recorded graph, so growing them is free.
+  Status ensure_cand(int64_t rows, int64_t k, int64_t n_pen, int64_t work_rows) {
+    const int64_t v = model.config().n_vocab;
+    if (rows > cand_rows_cap || k > cand_k_cap) {
+      cand_owned.clear();
+      cand_pen_cap = cand_work_rows = 0;
+      d_pen_tok = d_pen_cnt = nullptr;
+      d_work = nullptr;
+      cand_rows_cap = std::max(rows, cand_rows_cap);
+      cand_k_cap = std::max(k, cand_k_cap);
+      ARC_ASSIGN_OR_RETURN(d_crow, make_cand<kernels::CandidateRow>(cand_rows_cap));
+      ARC_ASSIGN_OR_RETURN(d_cids, make_cand<int32_t>(cand_rows_cap * cand_k_cap));
+      ARC_ASSIGN_OR_RETURN(d_cvals, make_cand<float>(cand_rows_cap * cand_k_cap));
+      ARC_ASSIGN_OR_RETURN(d_cstats, make_cand<double>(cand_rows_cap * 3));
+    }
+    if (n_pen > cand_pen_cap) {
+      cand_pen_cap = std::max<int64_t>(n_pen * 2, 1024);
+      ARC_ASSIGN_OR_RETURN(d_pen_tok, make_cand<int32_t>(cand_pen_cap));
+      ARC_ASSIGN_OR_RETURN(d_pen_cnt, make_cand<int32_t>(cand_pen_cap));
+    }
+    if (work_rows > cand_work_rows) {
+      cand_work_rows = std::max(work_rows, cand_rows_cap);
+      ARC_ASSIGN_OR_RETURN(d_work, make_cand<float>(cand_work_rows * v));
+    }
+    return ok_status();
+  }
+
+  // After the step's ops: the candidates (or, without a CandidateSelector, the whole rows).
+  Status enqueue_candidates(const StepSampling& s) {
+    const int64_t v = model.config().n_vocab;
+    sampled_step = true;
+    h_crow = s.rows;
+    h_pen_tok = s.pen_tokens;
+    h_pen_cnt = s.pen_counts;
+    StepCandidates& c = h_cand;
+    if (s.rows.empty()) {  // a step run for its K/V only (a prefill chunk): nothing comes back
+      c = StepCandidates{};
+      c.n_vocab = v;
+      h_logits.clear();
+      return ok_status();
+    }
+    c.n_rows = n_out;
+    c.n_vocab = v;
+    c.k_stride = 1;
+    bool any_pen = false;
+    c.k.assign(static_cast<size_t>(n_out), 0);
+    c.full_at.assign(static_cast<size_t>(n_out), -1);
+    int64_t n_full = 0;
+    for (int64_t r = 0; r < n_out; ++r) {
+      kernels::CandidateRow& row = h_crow[r];
+      row.k = static_cast<int32_t>(std::min<int64_t>(row.k, v));
+      c.k[r] = row.k;
+      c.k_stride = std::max(c.k_stride, row.k);
+      any_pen = any_pen || (row.k > 0 && row.pen_end > row.pen_begin);
+      if (row.k == 0) c.full_at[r] = n_full++;
+    }
+    c.ids.resize(static_cast<size_t>(n_out * c.k_stride));
+    c.values.resize(c.ids.size());
+    c.stats.assign(static_cast<size_t>(n_out * 3), 0.0);
+    if (selector == nullptr) {
+      // Host selection at wait(): every row comes down.
+      h_logits.resize(static_cast<size_t>(n_out * v));
+      be.download(h_logits.data(), d_logits, sizeof(float) * h_logits.size());
+      return ok_status();
+    }
+    ARC_RETURN_IF_ERROR(ensure_cand(n_out, c.k_stride, static_cast<int64_t>(h_pen_tok.size()),
+                                    any_pen ? n_out : 0));
+    be.upload(d_crow, h_crow.data(), sizeof(kernels::CandidateRow) * h_crow.size());
+    if (!h_pen_tok.empty()) {
+      be.upload(d_pen_tok, h_pen_tok.data(), sizeof(int32_t) * h_pen_tok.size());
+      be.upload(d_pen_cnt, h_pen_cnt.data(), sizeof(int32_t) * h_pen_cnt.size());
+    }
+    kernels::TopCandidatesArgs a;
+    a.logits = d_logits;
+    a.n_rows = n_out;
+    a.n_vocab = v;
+    a.rows = d_crow;
+    a.pen_tokens = d_pen_tok;
+    a.pen_counts = d_pen_cnt;
+    a.work = any_pen ? d_work : nullptr;
+    a.k_stride = c.k_stride;
+    a.ids = d_cids;
+    a.values = d_cvals;
+    a.stats = d_cstats;
+    selector->top_candidates(a);
+    be.download(c.ids.data(), d_cids, sizeof(int32_t) * c.ids.size());
+    be.download(c.values.data(), d_cvals, sizeof(float) * c.values.size());
+    be.download(c.stats.data(), d_cstats, sizeof(double) * c.stats.size());
+    c.full.resize(static_cast<size_t>(n_full * v));
+    for (int64_t r = 0; r < n_out; ++r) {
+      if (c.full_at[r] < 0) continue;
+      be.download(c.full.data() + c.full_at[r] * v, d_logits + r * v, sizeof(float) * v);
+    }
+    return ok_status();
+  }
+
+  // wait() of a sampled step, after the backend synchronised.
+  void finish_candidates(StepCandidates& out) {
+    StepCandidates& c = h_cand;
+    if (selector == nullptr) {
+      kernels::TopCandidatesArgs a;
+      a.logits = h_logits.data();
+      a.n_rows = c.n_rows;
+      a.n_vocab = c.n_vocab;
+      a.rows = h_crow.data();
+      a.pen_tokens = h_pen_tok.data();
+      a.pen_counts = h_pen_cnt.data();
+      a.k_stride = c.k_stride;
+      a.ids = c.ids.data();
+      a.values = c.values.data();
+      a.stats = c.stats.data();
+      kernels::top_candidates_ref(a);
+      // Every row is here already: whole-row requests and fallbacks need no download.
+      for (int64_t r = 0; r < c.n_rows; ++r) c.full_at[r] = r;
+      c.full.swap(h_logits);
+    }
+    std::swap(out, c);
   }
 
   // Every rank computed [n_out, its vocabulary slice]; all of them get [n_out, n_vocab].
@@ -453,6 +628,30 @@ Status ForwardExecutor::wait(std::vector<float>& logits, int64_t& n_rows) {
   logits.swap(impl_->h_logits);
   n_rows = impl_->n_out;
   return ok_status();
+}
+
+Status ForwardExecutor::submit(const ForwardBatch& batch, const StepSampling& sampling) {
+  return impl_->submit(batch, &sampling);
+}
+
+Status ForwardExecutor::wait(StepCandidates& out) {
+  ARC_RETURN_IF_ERROR(impl_->be.sync());
+  if (!impl_->sampled_step) {
+    return failed_precondition("forward: the last step was submitted without sampling rows");
+  }
+  impl_->finish_candidates(out);
+  return ok_status();
+}
+
+Status ForwardExecutor::fetch_row(int64_t row, std::vector<float>& out) {
+  Impl& m = *impl_;
+  if (row < 0 || row >= m.n_out || m.d_logits == nullptr) {
+    return out_of_range("forward: logit row " + std::to_string(row) + " is not in the last step");
+  }
+  const int64_t v = m.model.config().n_vocab;
+  out.resize(static_cast<size_t>(v));
+  m.be.download(out.data(), m.d_logits + row * v, sizeof(float) * static_cast<size_t>(v));
+  return m.be.sync();
 }
 
 Result<std::vector<float>> ForwardExecutor::run(const ForwardBatch& batch) {

@@ -58,18 +58,20 @@ int32_t Sampler::sample(std::span<const float> logits, std::span<const int32_t> 
     for (size_t i = static_cast<size_t>(std::max<int64_t>(0, n_prompt)); i < history.size(); ++i) {
       output_counts[history[i]]++;
     }
+    // kernels::penalised_logit is the arithmetic of the device candidates too (no FMA).
     if (p_.repetition_penalty != 1.0f) {
       std::vector<bool> seen(n_vocab, false);
       for (int32_t t : history) {
         if (t < 0 || static_cast<size_t>(t) >= n_vocab || seen[t]) continue;
         seen[t] = true;
         float& x = work_[static_cast<size_t>(t)];
-        x = x > 0 ? x / p_.repetition_penalty : x * p_.repetition_penalty;
+        x = kernels::penalised_logit(x, 0, p_.repetition_penalty, 0.0f, 0.0f);
       }
     }
     for (const auto& [t, count] : output_counts) {
       if (t < 0 || static_cast<size_t>(t) >= n_vocab) continue;
-      work_[static_cast<size_t>(t)] -= p_.presence_penalty + p_.frequency_penalty * count;
+      float& x = work_[static_cast<size_t>(t)];
+      x = kernels::penalised_logit(x, count, 1.0f, p_.presence_penalty, p_.frequency_penalty);
     }
     l = work_;
   }
@@ -118,6 +120,153 @@ int32_t Sampler::sample(std::span<const float> logits, std::span<const int32_t> 
     if (r <= 0.0) return idx_[i];
   }
   return idx_[keep - 1];
+}
+
+namespace {
+// How far (relative to the total) a decision taken with the device's row mass must be from its
+// edge. The mass differs from the host's sum in rounding only (a different summation order,
+// exp within an ulp): under 1e-10 of it for any vocabulary.
+constexpr double kMassMargin = 1e-8;
+}  // namespace
+
+bool Sampler::candidate_row(std::span<const int32_t> history, int64_t n_prompt, int64_t n_vocab,
+                            int top_logprobs, kernels::CandidateRow& row,
+                            std::vector<int32_t>& pen_tokens,
+                            std::vector<int32_t>& pen_counts) const {
+  if (n_vocab <= 0) return false;
+  const bool penalise = (p_.repetition_penalty != 1.0f || p_.presence_penalty != 0.0f ||
+                         p_.frequency_penalty != 0.0f) &&
+                        !history.empty();
+  if (penalise && top_logprobs >= 0) return false;
+  const bool greedy = p_.temperature <= 0.0f || p_.top_k == 1;
+  int64_t k = 1;
+  uint32_t flags = top_logprobs >= 0 ? kernels::kCandidateLse : 0u;
+  if (!greedy) {
+    if (p_.top_k > 0 && p_.top_k < n_vocab) {
+      k = p_.top_k;  // the sampler's sum runs over these k alone
+    } else {
+      k = std::min<int64_t>(kernels::kMaxCandidates, n_vocab);
+      if (k < n_vocab) flags |= kernels::kCandidateMass;
+    }
+  }
+  k = std::min<int64_t>(std::max<int64_t>(k, top_logprobs), n_vocab);
+  if (k > kernels::kMaxCandidates) return false;
+  row = kernels::CandidateRow{};
+  row.k = static_cast<int32_t>(k);
+  row.flags = flags;
+  row.temperature = p_.temperature > 0.0f ? p_.temperature : 1.0f;
+  row.pen_begin = row.pen_end = static_cast<int32_t>(pen_tokens.size());
+  if (!penalise) return true;
+  row.repetition_penalty = p_.repetition_penalty;
+  row.presence_penalty = p_.presence_penalty;
+  row.frequency_penalty = p_.frequency_penalty;
+  // Distinct history tokens, each with its count in the output (in order of first appearance).
+  std::unordered_map<int32_t, size_t> at;  // token -> index into pen_tokens
+  at.reserve(history.size());
+  const size_t first_output = static_cast<size_t>(std::max<int64_t>(0, n_prompt));
+  for (size_t i = 0; i < history.size(); ++i) {
+    const int32_t t = history[i];
+    if (t < 0 || t >= n_vocab) continue;
+    auto [it, added] = at.try_emplace(t, pen_tokens.size());
+    if (added) {
+      pen_tokens.push_back(t);
+      pen_counts.push_back(0);
+    }
+    if (i >= first_output) pen_counts[it->second]++;
+  }
+  row.pen_end = static_cast<int32_t>(pen_tokens.size());
+  return true;
+}
+
+std::optional<int32_t> Sampler::sample_candidates(const Candidates& c) {
+  const size_t n = std::min(c.ids.size(), c.values.size());
+  if (n == 0 || c.n_vocab <= 0) return std::nullopt;
+  if (p_.temperature <= 0.0f || p_.top_k == 1) return c.ids[0];
+  const size_t n_vocab = static_cast<size_t>(c.n_vocab);
+  size_t k = n_vocab;
+  if (p_.top_k > 0) k = std::min<size_t>(k, static_cast<size_t>(p_.top_k));
+  // whole: every token sample() would weigh is a candidate, and this is sample()'s arithmetic
+  // step by step. Otherwise k is the whole vocabulary and its sum is the device's mass.
+  const bool whole = k <= n;
+  if (!whole && (k != n_vocab || !(c.mass > 0.0) || !std::isfinite(c.mass))) return std::nullopt;
+  const size_t m = whole ? k : n;
+  prob_.resize(m);
+  const double mx = c.values[0];
+  double sum = 0.0;
+  for (size_t i = 0; i < m; ++i) {
+    prob_[i] = std::exp((c.values[i] - mx) / p_.temperature);
+    sum += prob_[i];
+  }
+  if (!whole) sum = c.mass;
+  const double margin = whole ? 0.0 : kMassMargin;
+  size_t keep = k;  // > m: reaches past the candidates
+  if (p_.top_p < 1.0f) {
+    double acc = 0.0;
+    bool found = false;
+    for (size_t i = 0; i < m; ++i) {
+      const double before = acc;
+      acc += prob_[i] / sum;
+      if (acc >= p_.top_p) {
+        if (!whole && (acc - p_.top_p < margin || p_.top_p - before < margin)) return std::nullopt;
+        keep = i + 1;
+        found = true;
+        break;
+      }
+    }
+    if (!found && !whole && p_.top_p - acc < margin) return std::nullopt;
+  }
+  if (p_.min_p > 0.0f) {
+    const double floor = prob_[0] * p_.min_p;
+    const size_t limit = std::min(keep, m);
+    size_t i = 1;
+    while (i < limit && prob_[i] >= floor) ++i;
+    if (i == limit && keep > m) return std::nullopt;  // the cut lies past the candidates
+    keep = i;
+  }
+  if (keep <= m) {
+    double total = 0.0;
+    for (size_t i = 0; i < keep; ++i) total += prob_[i];
+    std::uniform_real_distribution<double> u(0.0, total);
+    double r = u(rng_);
+    for (size_t i = 0; i < keep; ++i) {
+      r -= prob_[i];
+      if (r <= 0.0) return c.ids[i];
+    }
+    return c.ids[keep - 1];
+  }
+  // The nucleus is the whole vocabulary (top_p 1, no min_p cut among the candidates): draw over
+  // the mass; a draw landing past the candidates, or too near an edge, is taken back.
+  if (p_.top_p < 1.0f) return std::nullopt;
+  const std::mt19937_64 saved = rng_;
+  std::uniform_real_distribution<double> u(0.0, sum);
+  double r = u(rng_);
+  const double edge = margin * sum;
+  for (size_t i = 0; i < m; ++i) {
+    const double before = r;
+    r -= prob_[i];
+    if (r <= 0.0) {
+      if (r > -edge || before < edge) break;
+      return c.ids[i];
+    }
+  }
+  rng_ = saved;
+  return std::nullopt;
+}
+
+std::optional<float> candidate_logprob(const Candidates& c, int32_t token) {
+  const size_t n = std::min(c.ids.size(), c.values.size());
+  for (size_t i = 0; i < n; ++i) {
+    if (c.ids[i] == token) return static_cast<float>(c.values[i] - c.lse);
+  }
+  return std::nullopt;
+}
+
+std::vector<TokenScore> candidate_top_logprobs(const Candidates& c, int n) {
+  const size_t m = std::min({c.ids.size(), c.values.size(), static_cast<size_t>(std::max(n, 0))});
+  std::vector<TokenScore> out;
+  out.reserve(m);
+  for (size_t i = 0; i < m; ++i) out.push_back({c.ids[i], static_cast<float>(c.values[i] - c.lse)});
+  return out;
 }
 
 }  // namespace arc

@@ -4,10 +4,12 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <random>
 #include <span>
 #include <vector>
 
+#include "arc/kernels/candidates.h"
 #include "arc/service.h"
 
 namespace arc {
@@ -15,6 +17,15 @@ namespace arc {
 struct TokenScore {
   int32_t token = 0;
   float logprob = 0.0f;
+};
+
+// One logit row's sampling candidates (arc/kernels/candidates.h), prepared on the device.
+struct Candidates {
+  std::span<const int32_t> ids;   // best first
+  std::span<const float> values;  // penalised logits of ids
+  double lse = 0.0;               // log-sum-exp of the raw row (with kCandidateLse)
+  double mass = 0.0;  // sum of exp((x' - max') / temperature) over the row (kCandidateMass)
+  int64_t n_vocab = 0;
 };
 
 class Sampler {
@@ -27,12 +38,31 @@ class Sampler {
                  int64_t n_prompt = 0);
   const SamplingParams& params() const { return p_; }
 
+  // Device-side sampling. What the step must prepare so that sample_candidates() can pick this
+  // sequence's next token: fills `row` and appends the penalised history tokens to pen_tokens /
+  // pen_counts. False when the whole row must be downloaded instead (logprobs with penalties:
+  // logprobs are of the raw row; a top_k above kernels::kMaxCandidates).
+  bool candidate_row(std::span<const int32_t> history, int64_t n_prompt, int64_t n_vocab,
+                     int top_logprobs, kernels::CandidateRow& row, std::vector<int32_t>& pen_tokens,
+                     std::vector<int32_t>& pen_counts) const;
+  // The token sample() returns for the full row, from the candidates alone (same generator
+  // draws, same arithmetic); nullopt when the candidates do not decide it (the nucleus or the
+  // draw reaches past them, or lies within rounding of their edge). Then the generator is left
+  // as it was, and sample() on the full row gives exactly the token of today.
+  std::optional<int32_t> sample_candidates(const Candidates& c);
+
  private:
   SamplingParams p_;
   std::mt19937_64 rng_;
   std::vector<float> work_;  // [n_vocab] penalised logits
   std::vector<int32_t> idx_;
+  std::vector<double> prob_;  // sample_candidates
 };
+
+// Logprobs from candidates of a row without penalties (values == raw logits): as token_logprob /
+// top_logprobs of the full row. nullopt when `token` is not a candidate.
+std::optional<float> candidate_logprob(const Candidates& c, int32_t token);
+std::vector<TokenScore> candidate_top_logprobs(const Candidates& c, int n);
 
 // The n most likely tokens with log-softmax values (of the raw logits), best first.
 std::vector<TokenScore> top_logprobs(std::span<const float> logits, int n);

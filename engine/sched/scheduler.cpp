@@ -1,6 +1,8 @@
 #include "sched/scheduler.h"
 
 #include <algorithm>
+#include <cmath>
+#include <optional>
 
 #include "arc/log.h"
 
@@ -136,6 +138,48 @@ void Scheduler::preempt(Sequence& s) {
   }
   std::lock_guard<std::mutex> lock(mu_);
   stats_.preemptions++;
+}
+
+Status Scheduler::run_step(const ForwardBatch& batch, const std::vector<RowRef>& rows,
+                           StepCandidates& out) {
+  if (opt_.forward) {
+    // Tensor parallelism: every rank returns whole rows.
+    auto logits = opt_.forward(batch);
+    if (!logits.ok()) return logits.status();
+    if (rows.empty()) {  // a prompt chunk run for its K/V: its default row is not wanted
+      out = StepCandidates{};
+      out.n_vocab = n_vocab_;
+      return ok_status();
+    }
+    out.n_rows = static_cast<int64_t>(rows.size());
+    out.n_vocab = n_vocab_;
+    out.k_stride = 0;
+    out.k.assign(rows.size(), 0);
+    out.full_at.resize(rows.size());
+    for (size_t r = 0; r < rows.size(); ++r) out.full_at[r] = static_cast<int64_t>(r);
+    out.full = std::move(*logits);
+    if (out.full.size() != rows.size() * static_cast<size_t>(n_vocab_)) {
+      return internal_error("forward step returned " + std::to_string(out.full.size()) +
+                            " logits for " + std::to_string(rows.size()) + " rows");
+    }
+    return ok_status();
+  }
+  // Candidates for generated tokens; prompt scores (echo with logprobs) need whole rows.
+  StepSampling sampling;
+  sampling.rows.resize(rows.size());
+  for (size_t r = 0; r < rows.size(); ++r) {
+    const Sequence& s = *rows[r].s;
+    kernels::CandidateRow& row = sampling.rows[r];
+    const bool prompt_row = rows[r].position + 1 < static_cast<int64_t>(s.tokens.size());
+    if (prompt_row || !s.sampler.candidate_row(s.tokens, s.n_prompt, n_vocab_, s.req.top_logprobs,
+                                               row, sampling.pen_tokens, sampling.pen_counts)) {
+      row = kernels::CandidateRow{};
+      row.k = 0;
+    }
+  }
+  const Status submitted = exec_.submit(batch, sampling);
+  const Status waited = exec_.wait(out);  // also after a failed submit: the backend is idle
+  return submitted.ok() ? waited : submitted;
 }
 
 void Scheduler::loop() {
@@ -294,10 +338,6 @@ bool Scheduler::step() {
   for (const Entry& e : entries) images = images || e.s->req.has_images();
   std::vector<int32_t> rope_t, rope_h, rope_w, embd_rows;
   std::vector<float> embd;
-  struct RowRef {
-    Sequence* s;
-    int64_t position;  // position of the token whose logits this row holds
-  };
   std::vector<RowRef> row_refs;
   for (const Entry& e : entries) {
     const bool reaches_end = e.start + e.n == static_cast<int64_t>(e.s->tokens.size());
@@ -354,10 +394,11 @@ bool Scheduler::step() {
       batch.embd = embd;
     }
   }
-  auto logits = opt_.forward ? opt_.forward(batch) : exec_.run(batch);
-  if (!logits.ok()) {
-    logger("sched")->error("forward step failed: {}", logits.status().to_string());
-    for (const Entry& e : entries) finish(*e.s, "error", logits.status());
+  StepCandidates cands;
+  const Status step_status = run_step(batch, row_refs, cands);
+  if (!step_status.ok()) {
+    logger("sched")->error("forward step failed: {}", step_status.to_string());
+    for (const Entry& e : entries) finish(*e.s, "error", step_status);
     std::erase_if(running_, [](const auto& r) { return r->done; });
     return true;
   }
@@ -367,11 +408,11 @@ bool Scheduler::step() {
   }
 
   uint64_t generated = 0;
+  std::vector<float> fetched;
   for (size_t r = 0; r < row_refs.size(); ++r) {
     Sequence& s = *row_refs[r].s;
-    std::span<const float> row(logits->data() + r * static_cast<size_t>(n_vocab_),
-                               static_cast<size_t>(n_vocab_));
     const int64_t p = row_refs[r].position;
+    std::span<const float> row = cands.full_row(static_cast<int64_t>(r));
     if (p + 1 < static_cast<int64_t>(s.tokens.size())) {
       // A prompt position: score the prompt's next token (echo with logprobs).
       TokenOutput o;
@@ -383,10 +424,36 @@ bool Scheduler::step() {
       continue;
     }
     TokenOutput o;
-    o.token = s.sampler.sample(row, s.tokens, s.n_prompt);
+    std::optional<int32_t> picked;
+    Candidates c;
+    if (cands.k[r] > 0) {
+      const size_t at = r * static_cast<size_t>(cands.k_stride);
+      const size_t k = static_cast<size_t>(cands.k[r]);
+      c.ids = std::span<const int32_t>(cands.ids).subspan(at, k);
+      c.values = std::span<const float>(cands.values).subspan(at, k);
+      c.lse = cands.stats[3 * r];
+      c.mass = cands.stats[3 * r + 2];
+      c.n_vocab = n_vocab_;
+      picked = s.sampler.sample_candidates(c);
+    }
+    if (!picked && row.empty()) {
+      // The candidates do not decide this token: the whole row, as before device sampling.
+      if (Status f = exec_.fetch_row(static_cast<int64_t>(r), fetched); !f.ok()) {
+        finish(s, "error", f);
+        continue;
+      }
+      row = fetched;
+    }
+    o.token = picked ? *picked : s.sampler.sample(row, s.tokens, s.n_prompt);
     if (s.req.top_logprobs >= 0) {
-      o.logprob = token_logprob(row, o.token);
-      if (s.req.top_logprobs > 0) o.top = top_logprobs(row, s.req.top_logprobs);
+      // Candidates carry logprobs only for rows without penalties (Sampler::candidate_row).
+      if (!row.empty()) {
+        o.logprob = token_logprob(row, o.token);
+        if (s.req.top_logprobs > 0) o.top = top_logprobs(row, s.req.top_logprobs);
+      } else {
+        o.logprob = candidate_logprob(c, o.token).value_or(-INFINITY);
+        if (s.req.top_logprobs > 0) o.top = candidate_top_logprobs(c, s.req.top_logprobs);
+      }
     }
     s.tokens.push_back(o.token);
     s.keys.push_back(o.token);

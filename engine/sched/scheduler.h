@@ -124,7 +124,13 @@ class Scheduler {
 
  private:
   struct Sequence;
+  struct RowRef {
+    Sequence* s;
+    int64_t position;  // position of the token whose logits this row holds
+  };
   void loop();
+  // Runs one step; `out`: per logit row its sampling candidates or its whole row.
+  Status run_step(const ForwardBatch& batch, const std::vector<RowRef>& rows, StepCandidates& out);
   bool step();  // false when idle
   void finish(Sequence& s, std::string reason, Status error = {});
   void preempt(Sequence& s);

@@ -212,7 +212,12 @@ bool paged_attention(const Context& ctx, const PagedAttentionArgs& a) {
   p.block_tables = a.block_tables;
   p.scale = a.scale != 0.0f ? a.scale : 1.0f / sqrtf(static_cast<float>(a.head_dim));
   p.window = a.sliding_window;
-  if (a.n_tokens > kDecodeMaxTokens) return launch_attention_prefill(ctx.stream, p);
+  if (a.n_tokens > kDecodeMaxTokens) {
+    if (a.n_tokens >= kPrefillTensorCoreMinTokens && prefill_tc_supported(p)) {
+      return launch_attention_prefill_tc(ctx.stream, p);
+    }
+    return launch_attention_prefill(ctx.stream, p);
+  }
 
   const int64_t max_ctx = std::max<int64_t>(1, a.max_blocks_per_seq * a.block_size);
   p.n_splits = decode_splits(a.n_tokens, a.n_head, max_ctx);

@@ -59,6 +59,13 @@ __device__ __forceinline__ int64_t kv_row(const AttnParams& p, int32_t seq, int6
 
 bool launch_attention_prefill(Stream s, const AttnParams& p);
 
+// Prefill chunks of at least this many tokens run on tensor cores (attention_prefill_tc.cu) when
+// the cache is F16 and head_dim is 64, 128 or 256; shorter ones, and other caches, take the
+// CUDA-core kernel (F32 math, exact to 1e-4).
+inline constexpr int64_t kPrefillTensorCoreMinTokens = 128;
+bool prefill_tc_supported(const AttnParams& p);
+bool launch_attention_prefill_tc(Stream s, const AttnParams& p);
+
 size_t attention_scratch_bytes(int64_t max_tokens, int64_t n_head, int64_t head_dim,
                                int64_t max_context);
 

@@ -11,6 +11,7 @@
 #include "arc/communicator.h"
 #include "arc/kv_cache.h"
 #include "arc/model.h"
+#include "arc/step_candidates.h"
 
 namespace arc {
 
@@ -50,6 +51,19 @@ class ForwardExecutor {
   Status wait(std::vector<float>& logits, int64_t& n_rows);
   // submit + wait.
   Result<std::vector<float>> run(const ForwardBatch& batch);
+
+  // ---- Device-side sampling (arc/step_candidates.h) ----
+  // Enqueues one step whose logit rows come back as sampling candidates (sampling.rows: one per
+  // logit row) rather than whole rows: on a backend with CandidateSelector they are selected where
+  // the logits are; on others the rows are downloaded and selected on the host. Not with tensor
+  // parallelism (every rank returns whole rows there: use submit()). Empty sampling.rows: nothing
+  // comes back (a prefill chunk run for its K/V).
+  Status submit(const ForwardBatch& batch, const StepSampling& sampling);
+  // Waits for a step submitted with sampling.
+  Status wait(StepCandidates& out);
+  // Whole raw logit row `row` of the last step (after wait(StepCandidates&), until the next
+  // submit): the fallback when the candidates cannot decide a token.
+  Status fetch_row(int64_t row, std::vector<float>& out);
 
   struct Impl;
 
