@@ -43,6 +43,7 @@ struct LoadedModel {
   int n_ranks = 1;
   // Tensor parallel: sends each step (and the unload) to the other ranks; null on one rank.
   std::unique_ptr<TpDriver> tp_driver;
+  std::mutex tp_send_mu;  // held while a step or a cluster message goes to the other ranks
   // Image input: the vision projector (mmproj) paired with the model, if any.
   std::unique_ptr<vision::VisionEncoder> vision;
   std::string mmproj_path;
@@ -93,6 +94,9 @@ struct EngineService::Impl {
   // messages in order, so two threads must never send them at once.
   std::mutex switch_mu;
   std::string tp_fault;  // guarded by mu: why the ranks stopped answering (then state kError)
+  // engine_cluster.cpp: the last gathered probes (answered while a load holds the ranks).
+  std::mutex cluster_mu;
+  nlohmann::json last_cluster;
 
   // The fault that ended multi-rank serving, or empty.
   std::string fault() const {
