@@ -104,8 +104,14 @@ std::string format_text(const NodeProbe& n) {
        (n.cpu_cores ? " (" + std::to_string(*n.cpu_cores) + " logical CPUs)" : ""));
   const MemoryState& m = n.memory;
   line("memory      " + gib(m.available_bytes) + " available of " + gib(m.total_bytes));
-  line("swap        " + gib(m.swap_used_bytes()) + " used of " + gib(m.swap_total_bytes) +
-       (m.swappiness ? " (swappiness " + std::to_string(*m.swappiness) + ")" : ""));
+  const std::string swappiness =
+      m.swappiness ? " (swappiness " + std::to_string(*m.swappiness) + ")" : "";
+  if (m.swap_total_bytes == uint64_t{0}) {
+    line("swap        off" + swappiness);
+  } else {
+    line("swap        " + gib(m.swap_used_bytes()) + " used of " + gib(m.swap_total_bytes) +
+         swappiness);
+  }
   line("page cache  " + gib(m.page_cache_bytes) + " (dirty " + gib(m.dirty_bytes) + ")");
   if (n.gpus.empty()) line("gpu         none (" + (n.gpu_note.empty() ? "none" : n.gpu_note) + ")");
   for (const auto& g : n.gpus) {

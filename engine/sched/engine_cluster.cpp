@@ -58,6 +58,17 @@ auto between_steps(EngineService::Impl& m, F&& fn) {
 
 }  // namespace
 
+Result<json> gather_cluster_locked(EngineService::Impl& m) {
+  json own = local_probe(m.opt);
+  if (!m.tp) return assemble(std::vector<json>(1, own));
+  auto probes = between_steps(m, [&] { return tp_gather_probes(m.tp->comm(), own); });
+  if (!probes.ok()) return probes.status().with_context("gathering the ranks' probes");
+  json j = assemble(*probes);
+  std::lock_guard<std::mutex> lock(m.cluster_mu);
+  m.last_cluster = j;
+  return j;
+}
+
 Result<json> EngineService::cluster() {
   Impl& m = *impl_;
   json own = local_probe(m.opt);
@@ -76,12 +87,7 @@ Result<json> EngineService::cluster() {
     j["nodes"][0]["probe"] = own;
     return j;
   }
-  auto probes = between_steps(m, [&] { return tp_gather_probes(m.tp->comm(), own); });
-  if (!probes.ok()) return probes.status().with_context("gathering the ranks' probes");
-  json j = assemble(*probes);
-  std::lock_guard<std::mutex> lock(m.cluster_mu);
-  m.last_cluster = j;
-  return j;
+  return gather_cluster_locked(m);
 }
 
 Result<json> EngineService::link_test(const json& request) {

@@ -118,4 +118,8 @@ Result<std::shared_ptr<LoadedModel>> load_model(EngineService::Impl& m, const st
 // Returns true when a model was loaded.
 bool unload_model(EngineService::Impl& m);
 
+// engine_cluster.cpp: every rank's probe (GET /engine/cluster), kept as last_cluster. The caller
+// holds switch_mu (or no other thread sends control messages yet).
+Result<nlohmann::json> gather_cluster_locked(EngineService::Impl& m);
+
 }  // namespace arc
