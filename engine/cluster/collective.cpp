@@ -75,7 +75,9 @@ Result<LinkTestOptions> link_test_options_from_json(const json& body) {
 }
 
 json to_json(const LinkTestOptions& o) {
-  return {{"sizes", o.sizes_bytes}, {"iterations", o.iterations}};
+  json j = {{"sizes", o.sizes_bytes}};
+  if (o.iterations > 0) j["iterations"] = o.iterations;  // 0: from the size, as when absent
+  return j;
 }
 
 Result<std::vector<LinkTestResult>> run_link_test(Communicator& comm, const LinkTestOptions& o) {

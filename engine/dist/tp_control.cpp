@@ -69,7 +69,16 @@ Status tp_answer_cluster_message(Communicator& comm, int32_t kind, int64_t arg) 
   }
   std::string text(static_cast<size_t>(arg), '\0');
   ARC_RETURN_IF_ERROR(comm.broadcast(text.data(), arg, 0));
-  auto r = link_test_body(comm, text);
+  // Options rank 0 cannot read fail there too, before any collective: both sides skip the test
+  // and stay in step, so only a failed collective ends the worker.
+  auto j = nlohmann::json::parse(text, nullptr, false);
+  auto o = j.is_discarded() ? Result<cluster::LinkTestOptions>(internal_error("malformed"))
+                            : cluster::link_test_options_from_json(j);
+  if (!o.ok()) {
+    logger("dist")->error("rank {}: link test options: {}", comm.rank(), o.status().message());
+    return ok_status();
+  }
+  auto r = cluster::run_link_test(comm, *o);
   if (!r.ok()) logger("dist")->error("rank {}: link test: {}", comm.rank(), r.status().message());
   return r.status();
 }

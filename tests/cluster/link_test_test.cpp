@@ -29,7 +29,11 @@ TEST(LinkTest, OptionsDefaultsAndValidation) {
       EXPECT_EQ(r.status().code(), StatusCode::kInvalidArgument) << bad;
     }
   }
-  // The options survive the trip to the workers.
+  // The options survive the trip to the workers, defaults included.
+  auto d_back = link_test_options_from_json(to_json(*d));
+  ASSERT_TRUE(d_back.ok()) << d_back.status().to_string();
+  EXPECT_EQ(d_back->sizes_bytes, d->sizes_bytes);
+  EXPECT_EQ(d_back->iterations, 0);
   auto back = link_test_options_from_json(to_json(*o));
   ASSERT_TRUE(back.ok());
   EXPECT_EQ(back->sizes_bytes, o->sizes_bytes);
