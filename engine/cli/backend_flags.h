@@ -2,6 +2,7 @@
 #pragma once
 
 #include <CLI/CLI.hpp>
+#include <cstdlib>
 #include <memory>
 #include <string>
 
@@ -9,26 +10,44 @@
 
 namespace arc::cli {
 
+// This process's index among the ranks on its box under mpirun (Open MPI sets
+// OMPI_COMM_WORLD_LOCAL_RANK), -1 when not under mpirun. Read here, in the CLI only.
+inline int mpi_local_rank() {
+  const char* v = std::getenv("OMPI_COMM_WORLD_LOCAL_RANK");
+  if (v == nullptr || *v == '\0') return -1;
+  char* end = nullptr;
+  const long r = std::strtol(v, &end, 10);
+  return (*end == '\0' && r >= 0 && r < 4096) ? static_cast<int>(r) : -1;
+}
+
+// --device: -1 (the default) takes the local rank modulo the device count, so one box running
+// several ranks gives each its own GPU (one rank per Spark: device 0).
+inline constexpr const char* kDeviceHelp =
+    "CUDA device index (with --backend cuda; default: the rank's local index under mpirun "
+    "modulo the device count, else 0)";
+
+// The CUDA runtime is only asked (for the device count) when the backend is cuda.
+inline int resolve_device(const std::string& backend, int device) {
+  if (device >= 0) return device;
+  return backend == "cuda" ? default_cuda_device(mpi_local_rank()) : 0;
+}
+
 inline void add_backend_flags(CLI::App* cmd, BackendOptions* o) {
   cmd->add_option("--backend", o->kind, "compute backend: cpu or cuda")
       ->capture_default_str()
       ->check(CLI::IsMember({"cpu", "cuda"}));
-  cmd->add_option("--device", o->device, "CUDA device index (with --backend cuda)")
-      ->capture_default_str()
-      ->check(CLI::Range(0, 1023));
+  o->device = -1;
+  cmd->add_option("--device", o->device, kDeviceHelp)->check(CLI::Range(-1, 1023));
   cmd->add_flag("!--no-cuda-graphs", o->cuda_graphs,
                 "run CUDA decode steps op by op instead of as recorded graphs");
 }
 
-// The backend the flags name, with `threads` CPU threads. The CUDA backend holds weights in
-// device memory, which tensor-parallel sharding (--tp > 1) cannot repack yet.
+// The backend the flags name, with `threads` CPU threads. With --tp > 1 and --backend cuda each
+// rank takes its own device and the forward's collectives run through NCCL.
 inline Result<std::unique_ptr<Backend>> open_backend(BackendOptions o, int threads, int tp = 1) {
-  if (o.kind == "cuda" && tp > 1) {
-    return unimplemented(
-        "--backend cuda with --tp > 1 is not supported yet (NCCL tensor parallelism is still "
-        "to come); run one rank per GPU with --tp 1 or use --backend cpu");
-  }
+  (void)tp;
   o.threads = threads;
+  o.device = resolve_device(o.kind, o.device);
   return make_backend(o);
 }
 

@@ -68,19 +68,20 @@ int run_bench(const BenchOpts& o) {
     return 1;
   }
   std::unique_ptr<Backend> backend = std::move(*opened);
-  auto model = Model::load(o.model, *backend);
-  if (!model.ok()) {
-    std::fprintf(stderr, "error: %s\n", model.status().to_string().c_str());
-    return 1;
-  }
+  // With --tp N only this rank's shard is loaded.
+  std::unique_ptr<Model> loaded;
   auto tp_rt =
-      TpRuntime::start(o.tp, **model, *backend,
-                       std::chrono::milliseconds(static_cast<int64_t>(o.tp_timeout * 1000)));
+      TpRuntime::load(o.tp, o.model, *backend, loaded,
+                      std::chrono::milliseconds(static_cast<int64_t>(o.tp_timeout * 1000)));
+  std::unique_ptr<Model>* model = &loaded;
   if (!tp_rt.ok()) {
     std::fprintf(stderr, "error: %s\n", tp_rt.status().to_string().c_str());
     return 1;
   }
   Communicator& comm = (*tp_rt)->comm();
+  // All-reduce stats: MPI (host wall time inside MPI_Allreduce) on the CPU; NCCL on a GPU (device
+  // time between events around each ncclAllReduce on the stream, waiting for peers included).
+  Communicator& stats_comm = (*tp_rt)->tp_comm() != nullptr ? *(*tp_rt)->tp_comm() : comm;
   const ModelConfig& c = (*model)->config();
   const int64_t block = 16;
   const int64_t ctx = o.n_prompt + o.n_gen + 8;
@@ -118,7 +119,7 @@ int run_bench(const BenchOpts& o) {
     auto t0 = std::chrono::steady_clock::now();
     ARC_ASSIGN_OR_RETURN(auto logits, drv.step({prompt, pos, seqs, {}}));
     auto t1 = std::chrono::steady_clock::now();
-    const CommStats c1 = comm.stats();
+    const CommStats c1 = stats_comm.stats();
     int32_t tok = argmax(logits);
     for (int i = 0; i < n_gen; ++i) {
       const int32_t p = o.n_prompt + i;
@@ -127,7 +128,7 @@ int run_bench(const BenchOpts& o) {
       tok = argmax(logits);
     }
     auto t2 = std::chrono::steady_clock::now();
-    const CommStats c2 = comm.stats();
+    const CommStats c2 = stats_comm.stats();
     dec_comm.all_reduce_calls += c2.all_reduce_calls - c1.all_reduce_calls;
     dec_comm.all_reduce_bytes += c2.all_reduce_bytes - c1.all_reduce_bytes;
     dec_comm.all_reduce_seconds += c2.all_reduce_seconds - c1.all_reduce_seconds;
@@ -209,7 +210,8 @@ int run_bench(const BenchOpts& o) {
     if (comm.size() > 1) {
       j["decode_all_reduce"] = {{"calls_per_token", ar_calls_tok},
                                 {"bytes_per_token", ar_bytes_tok},
-                                {"ms_per_token", ar_ms_tok}};
+                                {"ms_per_token", ar_ms_tok},
+                                {"transport", stats_comm.on_stream() ? "nccl" : "mpi"}};
     }
     std::printf("%s\n", j.dump(2).c_str());
   } else {
@@ -230,8 +232,9 @@ int run_bench(const BenchOpts& o) {
     if (comm.size() > 1) {
       std::printf("tensor parallel  %d ranks, rank 0 holds %.1f MiB of weights\n", comm.size(),
                   static_cast<double>((*tp_rt)->rank_weight_bytes()) / (1 << 20));
-      std::printf("all-reduce       %.0f calls, %.1f KiB, %.3f ms per decoded token\n",
-                  ar_calls_tok, ar_bytes_tok / 1024, ar_ms_tok);
+      std::printf("all-reduce       %.0f calls, %.1f KiB, %.3f ms per decoded token (%s)\n",
+                  ar_calls_tok, ar_bytes_tok / 1024, ar_ms_tok,
+                  stats_comm.on_stream() ? "NCCL, device time" : "MPI, host time");
     }
   }
   return 0;

@@ -79,12 +79,12 @@ int run(RunOpts o) {
   auto opened = open_backend(o.backend, o.threads, o.tp);
   if (!opened.ok()) return fail(opened.status());
   std::unique_ptr<Backend> backend = std::move(*opened);
-  auto model = Model::load(o.model, *backend);
-  if (!model.ok()) return fail(model.status());
-  // With --tp N the model becomes this rank's shard (config included) before the KV cache.
-  auto tp = TpRuntime::start(o.tp, **model, *backend,
-                             std::chrono::milliseconds(static_cast<int64_t>(o.tp_timeout * 1000)));
+  // With --tp N only this rank's shard is loaded (config included), before the KV cache.
+  std::unique_ptr<Model> loaded;
+  auto tp = TpRuntime::load(o.tp, o.model, *backend, loaded,
+                            std::chrono::milliseconds(static_cast<int64_t>(o.tp_timeout * 1000)));
   if (!tp.ok()) return fail(tp.status());
+  std::unique_ptr<Model>* model = &loaded;
   const ModelConfig& c = (*model)->config();
 
   std::vector<int32_t> prompt;

@@ -19,6 +19,7 @@
 #include "arc/server.h"
 #include "arc/tp_runtime.h"
 #include "arc/tp_serve.h"
+#include "backend_flags.h"
 #include "commands.h"
 
 namespace arc::cli {
@@ -35,6 +36,7 @@ struct ServeOpts {
   double tp_load_timeout = 1800;  // seconds every rank may take to load its shard
   std::string test_fault;         // tests only: "exit" or "hang" on rank 1 before test_fault_step
   int64_t test_fault_step = 0;
+  double test_memory_gib = 0;  // tests only: rank 1 pretends to have this much memory free
 };
 
 // Ranks > 0: replay rank 0's models and steps until it shuts down.
@@ -47,6 +49,11 @@ int serve_worker(const ServeOpts& o, Communicator& comm) {
   pthread_sigmask(SIG_UNBLOCK, &signals, nullptr);
   TpWorkerOptions wo;
   wo.threads = o.engine.threads;
+  wo.device = o.engine.device;
+  wo.collective_deadline = std::chrono::milliseconds(static_cast<int64_t>(o.tp_timeout * 1000));
+  if (comm.rank() == 1 && o.test_memory_gib > 0) {
+    wo.test_memory_limit = static_cast<uint64_t>(o.test_memory_gib * (1ull << 30));
+  }
   if (!o.test_fault.empty() && comm.rank() == 1) {
     wo.fault_before_step = o.test_fault_step;
     wo.fault_on_load = o.test_fault_step == 0;
@@ -86,6 +93,7 @@ int serve(ServeOpts o) {
   sigaddset(&signals, SIGTERM);
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
 
+  o.engine.device = resolve_device(o.engine.backend, o.engine.device);
   // Tensor parallelism: join the MPI job first; ranks > 0 never start a server.
   auto tp =
       TpRuntime::join(o.tp, std::chrono::milliseconds(static_cast<int64_t>(o.tp_timeout * 1000)));
@@ -175,9 +183,8 @@ void add_serve_command(CLI::App& app, CliContext& ctx) {
   cmd->add_option("--backend", o->engine.backend, "compute backend: cpu or cuda")
       ->capture_default_str()
       ->check(CLI::IsMember({"cpu", "cuda"}));
-  cmd->add_option("--device", o->engine.device, "CUDA device index (with --backend cuda)")
-      ->capture_default_str()
-      ->check(CLI::Range(0, 1023));
+  o->engine.device = -1;
+  cmd->add_option("--device", o->engine.device, kDeviceHelp)->check(CLI::Range(-1, 1023));
   cmd->add_option("--kv-type", o->kv_type, "KV cache type: f16 or f32")->capture_default_str();
   cmd->add_option("--reserve-gib", o->engine.reserve_gib,
                   "memory kept free for the OS and other programs")
@@ -202,6 +209,7 @@ void add_serve_command(CLI::App& app, CliContext& ctx) {
       ->check(CLI::IsMember({"exit", "hang"}))
       ->group("");
   cmd->add_option("--tp-test-fault-step", o->test_fault_step)->group("");
+  cmd->add_option("--tp-test-rank1-memory-gib", o->test_memory_gib)->group("");
   cmd->callback([o, &ctx] { ctx.exit_code = serve(*o); });
 }
 

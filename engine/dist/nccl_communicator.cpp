@@ -9,6 +9,8 @@
 #include <mutex>
 #include <string>
 #include <thread>
+#include <utility>
+#include <vector>
 
 #include "arc/log.h"
 
@@ -22,6 +24,32 @@ struct NcclCommunicator::Impl {
   std::mutex mu;
   FaultHandler on_fault;
   std::string fault;  // non-empty once aborted
+
+  // Stream-ordered mode: event pairs around the all-reduces enqueued since the last settle().
+  bool ordered = false;
+  std::vector<std::pair<cudaEvent_t, cudaEvent_t>> events;
+  size_t events_used = 0;
+
+  ~Impl() {
+    for (auto& [a, b] : events) {
+      cudaEventDestroy(a);
+      cudaEventDestroy(b);
+    }
+  }
+
+  // The next free event pair, or null events when none can be created (timing is skipped).
+  std::pair<cudaEvent_t, cudaEvent_t> next_events() {
+    if (events_used == events.size()) {
+      cudaEvent_t a = nullptr, b = nullptr;
+      if (cudaEventCreate(&a) != cudaSuccess || cudaEventCreate(&b) != cudaSuccess) {
+        cudaGetLastError();
+        if (a != nullptr) cudaEventDestroy(a);
+        return {nullptr, nullptr};
+      }
+      events.emplace_back(a, b);
+    }
+    return events[events_used++];
+  }
 
   // Waits for the collective just queued on the stream.
   Status wait(const char* what) {
@@ -117,6 +145,17 @@ NcclCommunicator::~NcclCommunicator() {
 
 Status NcclCommunicator::all_reduce_sum(float* data, int64_t n) {
   ARC_RETURN_IF_ERROR(impl_->broken());
+  if (impl_->ordered) {
+    auto [before, after] = impl_->next_events();
+    if (before != nullptr) cudaEventRecord(before, impl_->stream);
+    ARC_RETURN_IF_ERROR(impl_->check(ncclAllReduce(data, data, static_cast<size_t>(n), ncclFloat,
+                                                   ncclSum, impl_->comm, impl_->stream),
+                                     "ncclAllReduce"));
+    if (after != nullptr) cudaEventRecord(after, impl_->stream);
+    stats_.all_reduce_calls += 1;
+    stats_.all_reduce_bytes += static_cast<uint64_t>(n) * sizeof(float);
+    return ok_status();
+  }
   const auto t0 = std::chrono::steady_clock::now();
   ARC_RETURN_IF_ERROR(impl_->check(ncclAllReduce(data, data, static_cast<size_t>(n), ncclFloat,
                                                  ncclSum, impl_->comm, impl_->stream),
@@ -149,7 +188,34 @@ Status NcclCommunicator::all_gather(const float* send, std::span<const int64_t> 
     off += counts[r];
   }
   ARC_RETURN_IF_ERROR(impl_->check(ncclGroupEnd(), "ncclGroupEnd"));
+  if (impl_->ordered) return ok_status();
   return impl_->wait("ncclBroadcast (all-gather)");
+}
+
+void NcclCommunicator::set_stream_ordered(bool on) {
+  impl_->ordered = on;
+}
+
+bool NcclCommunicator::on_stream() const {
+  return impl_->ordered;
+}
+
+Status NcclCommunicator::settle() {
+  if (!impl_->ordered) return ok_status();
+  ARC_RETURN_IF_ERROR(impl_->broken());
+  Status s = impl_->wait("a step's NCCL collectives");
+  if (s.ok()) {
+    for (size_t i = 0; i < impl_->events_used; ++i) {
+      float ms = 0;
+      if (cudaEventElapsedTime(&ms, impl_->events[i].first, impl_->events[i].second) ==
+          cudaSuccess) {
+        stats_.all_reduce_seconds += ms / 1000.0;
+      }
+    }
+    cudaGetLastError();
+  }
+  impl_->events_used = 0;
+  return s;
 }
 
 Status NcclCommunicator::broadcast(void* data, int64_t bytes, int root) {

@@ -182,6 +182,10 @@ Result<uint64_t> shard_model(Model& model, Backend& backend, const ShardPlan& pl
     if (first.ok()) take(ref, model.mutable_weight(ref.layer, ref.spec->role));
   });
   ARC_RETURN_IF_ERROR(first);
+  return finish_shard(model, plan, bytes);
+}
+
+uint64_t finish_shard(Model& model, const ShardPlan& plan, uint64_t bytes) {
   if (plan.n_ranks > 1 && plan.full.tied_embeddings) {
     // The output head shares token_embd: this rank's vocabulary rows become its own output.
     Weight out = model.global(TensorRole::kTokEmbd);

@@ -3,6 +3,9 @@
 
 #include <string>
 
+#include "arc/shard_load.h"
+#include "arc/tensor_comm.h"
+
 namespace arc {
 
 #ifdef ARC_WITH_MPI
@@ -14,6 +17,7 @@ struct TpRuntime::Session {};
 #endif
 
 TpRuntime::~TpRuntime() {
+  tensor_.reset();
   comm_.reset();  // before MPI_Finalize
   session_.reset();
 }
@@ -53,6 +57,18 @@ Result<std::unique_ptr<TpRuntime>> TpRuntime::start(int n_ranks, Model& model, B
     return rt;
   }
   ARC_ASSIGN_OR_RETURN(rt->rank_bytes_, shard_model(model, backend, rt->plan_));
+  return rt;
+}
+
+Result<std::unique_ptr<TpRuntime>> TpRuntime::load(int n_ranks, const std::string& path,
+                                                   Backend& backend, std::unique_ptr<Model>& model,
+                                                   std::chrono::milliseconds deadline) {
+  ARC_ASSIGN_OR_RETURN(auto rt, join(n_ranks, deadline));
+  ARC_ASSIGN_OR_RETURN(gguf::File file, gguf::File::open(path));
+  ARC_ASSIGN_OR_RETURN(rt->plan_, plan_for_file(file, n_ranks, rt->rank()));
+  ARC_ASSIGN_OR_RETURN(model, load_model_shard(std::move(file), backend, rt->plan_));
+  rt->rank_bytes_ = model->weight_bytes();
+  ARC_ASSIGN_OR_RETURN(rt->tensor_, make_tensor_communicator(*rt->comm_, backend, deadline));
   return rt;
 }
 

@@ -1,6 +1,7 @@
 // Catalog loading and validation (schema: resources/catalog/README.md), built-in catalog paths,
 // and the conversion of a catalog build into the calculator's ModelSpec.
 #include "arc/catalog.h"
+#include "arc/ascii.h"
 
 #include <algorithm>
 #include <cctype>
@@ -29,13 +30,6 @@ const Build* Model::find_build(std::string_view build_name) const {
 }
 
 namespace {
-
-std::string lower(std::string_view s) {
-  std::string out(s);
-  std::transform(out.begin(), out.end(), out.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return out;
-}
 
 // Reads one object's fields with checks; every error names `where` and the field.
 class Fields {
@@ -298,9 +292,9 @@ const Model* Catalog::find(std::string_view id) const {
   for (const Model& m : models) {
     if (m.id == id) return &m;
   }
-  const std::string want = lower(id);
+  const std::string want = ascii_lower(id);
   for (const Model& m : models) {
-    if (lower(m.id) == want || lower(m.name) == want) return &m;
+    if (ascii_lower(m.id) == want || ascii_lower(m.name) == want) return &m;
   }
   return nullptr;
 }

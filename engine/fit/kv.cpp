@@ -4,6 +4,7 @@
 #include <cctype>
 #include <string>
 
+#include "arc/ascii.h"
 #include "arc/fit.h"
 
 namespace arc::fit {
@@ -27,8 +28,7 @@ std::string_view kv_dtype_name(KvDtype t) {
 }
 
 Result<KvDtype> parse_kv_dtype(std::string_view name) {
-  std::string n(name);
-  std::transform(n.begin(), n.end(), n.begin(), [](unsigned char c) { return std::tolower(c); });
+  const std::string n = ascii_lower(name);
   for (KvDtype t : {KvDtype::kF16, KvDtype::kBF16, KvDtype::kF32, KvDtype::kQ8_0, KvDtype::kFp8,
                     KvDtype::kQ4_0}) {
     if (n == kv_dtype_name(t)) return t;

@@ -34,7 +34,9 @@ float* block_target(LayerContext& c) {
 void reduce_block(LayerContext& c) {
   if (c.tp == nullptr) return;
   const int64_t n = c.n_tokens * c.cfg().n_embd;
-  Status s = c.be.sync();
+  // A host-memory collective (MPI) needs the partial sums computed; one on the backend's stream
+  // (NCCL) is ordered after them.
+  Status s = c.tp->on_stream() ? ok_status() : c.be.sync();
   if (s.ok()) s = c.tp->all_reduce_sum(c.buf.partial, n);
   if (!s.ok() && c.tp_status.ok()) c.tp_status = s;
   c.be.add(c.buf.x, c.buf.partial, c.buf.x, n);

@@ -133,7 +133,7 @@ Result<std::unique_ptr<Model>> Model::from_file(gguf::File file, Backend& backen
   m->layers_.resize(static_cast<size_t>(m->cfg_.n_layer));
   std::vector<StreamedSplit> streamed;
   if (auto* streamer = dynamic_cast<WeightStreamer*>(&backend);
-      streamer != nullptr && from_files_on_disk(m->file_)) {
+      streamer != nullptr && from_files_on_disk(m->file_) && !opt.place) {
     auto s = stream_weights(m->file_, m->cfg_, *streamer, opt.progress);
     if (!s.ok()) return s.status().with_context(path);
     streamed = std::move(*s);
@@ -148,6 +148,16 @@ Result<std::unique_ptr<Model>> Model::from_file(gguf::File file, Backend& backen
     w.row_bytes = *dtype_row_bytes(t->type, static_cast<uint64_t>(t->shape[0]));
     w.slice_bytes = w.row_bytes * static_cast<size_t>(t->shape.size() > 1 ? t->shape[1] : 1);
     w.n_bytes = t->n_bytes;
+    if (opt.place) {
+      if (Status s = opt.place(ref, *t, w); !s.ok()) {
+        first = s.with_context("loading " + ref.name);
+        return;
+      }
+      m->weight_bytes_ += w.n_bytes;
+      Weights& dst = ref.layer < 0 ? m->globals_ : m->layers_[static_cast<size_t>(ref.layer)];
+      dst[static_cast<size_t>(ref.spec->role)] = std::move(w);
+      return;
+    }
     Result<const void*> p =
         streamed.empty()
             ? backend.map_weights(m->file_.tensor_data(*t))

@@ -9,4 +9,9 @@ Result<std::unique_ptr<Backend>> make_backend(const BackendOptions& opt) {
   return invalid_argument("unknown backend '" + opt.kind + "' (use cpu or cuda)");
 }
 
+int default_cuda_device(int local_rank) {
+  const int n = local_rank >= 0 ? cuda_device_count() : 0;
+  return n > 0 ? local_rank % n : 0;
+}
+
 }  // namespace arc

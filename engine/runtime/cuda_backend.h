@@ -29,7 +29,8 @@ namespace arc {
 class CudaBackend final : public Backend,
                           public StepGraphs,
                           public WeightStreamer,
-                          public DeviceReport {
+                          public DeviceReport,
+                          public NativeStream {
  public:
   // Use make_cuda_backend(); `stream` is owned from here on.
   CudaBackend(int device, const kernels::cuda::DeviceInfo& info, cudaStream_t stream, bool graphs);
@@ -71,6 +72,14 @@ class CudaBackend final : public Backend,
   // WeightStreamer.
   Result<const void*> stream_file_range(const std::string& path, uint64_t offset, uint64_t size,
                                         const LoadProgressFn& progress) override;
+  // cuda_backend_tp.cpp: one rank's shard of a tensor.
+  Result<const void*> stream_file_rows(const std::string& path, uint64_t offset, uint64_t n_rows,
+                                       uint64_t stride, uint64_t take_offset, uint64_t take_bytes,
+                                       const LoadProgressFn& progress) override;
+
+  // NativeStream.
+  void* native_stream() const override { return stream_; }
+  int native_device() const override { return device_; }
 
   // DeviceReport.
   std::string device_description() const override;
@@ -132,6 +141,14 @@ class CudaBackend final : public Backend,
   int failed_captures_ = 0;  // in a row, with ops failing while recording
 
   std::vector<void*> weight_blocks_;  // cudaMalloc'd weights, freed with the backend
+
+  // cuda_backend_tp.cpp: pinned staging buffers and a device slab kept across the many tensors
+  // of one shard load (pinning 64 MiB per tensor would cost more than reading it).
+  struct ShardStaging;
+  struct ShardStagingFree {
+    void operator()(ShardStaging* s) const;
+  };
+  std::unique_ptr<ShardStaging, ShardStagingFree> shard_staging_;
 };
 
 // Streams [offset, offset + size) of `path` into `dst` (device memory) on `stream` through two

@@ -8,6 +8,10 @@ bool cuda_backend_built() {
   return false;
 }
 
+int cuda_device_count() {
+  return 0;
+}
+
 Result<std::unique_ptr<Backend>> make_cuda_backend(int /*device*/, bool /*graphs*/) {
   return unavailable(
       "this build of arclight-engine has no CUDA backend; rebuild with the CUDA toolkit "

@@ -68,6 +68,8 @@ struct ForwardExecutor::Impl {
   Communicator* tp = nullptr;
   std::vector<int64_t> vocab_begin;  // [n_ranks + 1] with tensor parallelism
   std::vector<float> h_part;         // this rank's logits [n_out, vocab slice]
+  std::vector<float> h_all;          // every rank's, rank after rank [n_out * n_vocab]
+  float* d_all = nullptr;            // the same on the device (collectives on the stream)
   Status tp_status;
 
   // Graph replay (CUDA): decode steps padded to a batch bucket, recorded once per (batch bucket,
@@ -118,6 +120,10 @@ struct ForwardExecutor::Impl {
       ARC_ASSIGN_OR_RETURN(buf.shexp_gate, make<float>(n));
       if (tp) {
         ARC_ASSIGN_OR_RETURN(buf.partial, make<float>(n * c.n_embd));
+      }
+      d_all = nullptr;
+      if (tp && tp->on_stream()) {
+        ARC_ASSIGN_OR_RETURN(d_all, make<float>(n * c.n_vocab));
       }
       ARC_ASSIGN_OR_RETURN(d_tokens, make<int32_t>(n));
       ARC_ASSIGN_OR_RETURN(d_pos, make<int32_t>(n));
@@ -396,16 +402,26 @@ struct ForwardExecutor::Impl {
     const int64_t n_ranks = static_cast<int64_t>(vocab_begin.size()) - 1;
     const int64_t v_all = vocab_begin.back();
     const int64_t v_mine = vocab_begin[tp->rank() + 1] - vocab_begin[tp->rank()];
-    h_part.resize(static_cast<size_t>(n_out * v_mine));
-    be.download(h_part.data(), d_logits, sizeof(float) * h_part.size());
-    ARC_RETURN_IF_ERROR(be.sync());
     std::vector<int64_t> counts(static_cast<size_t>(n_ranks));
     for (int64_t r = 0; r < n_ranks; ++r) counts[r] = n_out * (vocab_begin[r + 1] - vocab_begin[r]);
-    std::vector<float> all(static_cast<size_t>(n_out * v_all));
-    ARC_RETURN_IF_ERROR(tp->all_gather(h_part.data(), counts, all.data()));
-    // all: rank blocks [n_out, v_r] one after another -> rows of [n_vocab].
+    h_all.resize(static_cast<size_t>(n_out * v_all));
+    if (tp->on_stream()) {
+      // Gathered on the device after the output head, then one download; settle() waits for
+      // the step under the collective deadline (a dead peer never leaves sync() blocked).
+      ARC_RETURN_IF_ERROR(tp->all_gather(d_logits, counts, d_all));
+      be.download(h_all.data(), d_all, sizeof(float) * h_all.size());
+      Status settled = tp->settle();
+      ARC_RETURN_IF_ERROR(be.sync());
+      ARC_RETURN_IF_ERROR(settled);
+    } else {
+      h_part.resize(static_cast<size_t>(n_out * v_mine));
+      be.download(h_part.data(), d_logits, sizeof(float) * h_part.size());
+      ARC_RETURN_IF_ERROR(be.sync());
+      ARC_RETURN_IF_ERROR(tp->all_gather(h_part.data(), counts, h_all.data()));
+    }
+    // h_all: rank blocks [n_out, v_r] one after another -> rows of [n_vocab].
     h_logits.resize(static_cast<size_t>(n_out * v_all));
-    const float* src = all.data();
+    const float* src = h_all.data();
     for (int64_t r = 0; r < n_ranks; ++r) {
       const int64_t v_r = vocab_begin[r + 1] - vocab_begin[r];
       for (int64_t i = 0; i < n_out; ++i) {

@@ -35,6 +35,8 @@ struct LoadedModel {
   std::unique_ptr<Backend> backend;
   std::unique_ptr<Model> model;
   std::unique_ptr<KvCache> kv;
+  // Tensor parallel on a GPU: NCCL on the backend's stream (freed before the backend), else null.
+  std::unique_ptr<Communicator> tensor_comm;
   std::unique_ptr<ForwardExecutor> exec;
   std::optional<Tokenizer> tokenizer;
   std::optional<ChatFormatter> formatter;

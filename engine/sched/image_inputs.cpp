@@ -5,6 +5,7 @@
 #include <chrono>
 #include <filesystem>
 
+#include "arc/ascii.h"
 #include "arc/log.h"
 #include "arc/mrope.h"
 #include "arc/vision_image.h"
@@ -52,9 +53,7 @@ std::string find_paired_mmproj(const std::string& model_path) {
   std::vector<std::string> found;
   for (const auto& ent : fs::directory_iterator(dir, ec)) {
     std::string name = ent.path().filename().string();
-    std::string lower = name;
-    std::transform(lower.begin(), lower.end(), lower.begin(),
-                   [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+    const std::string lower = ascii_lower(name);
     if (lower.rfind("mmproj", 0) == 0 && lower.size() > 5 &&
         lower.compare(lower.size() - 5, 5, ".gguf") == 0 && ent.is_regular_file(ec)) {
       found.push_back(ent.path().string());

@@ -8,7 +8,9 @@
 #include "arc/backend_caps.h"
 #include "arc/backend_factory.h"
 #include "arc/log.h"
+#include "arc/shard_load.h"
 #include "arc/shard_plan.h"
+#include "arc/tensor_comm.h"
 #include "sched/engine_service_impl.h"
 
 namespace arc {
@@ -103,12 +105,16 @@ Result<std::shared_ptr<LoadedModel>> load_model(EngineService::Impl& m, const st
   if (!backend.ok()) return backend.status();
   l->backend = std::move(*backend);
   auto* device = dynamic_cast<DeviceReport*>(l->backend.get());
-  if (device != nullptr && m.tp != nullptr && m.tp->comm().size() > 1) {
-    // Sharding rewrites weights in host memory; the GPU path of a multi-rank engine (NCCL
-    // all-reduce on device tensors) is not wired to the forward yet.
-    return failed_precondition(
-        "tensor parallelism runs on the CPU backend for now: start every "
-        "rank with --backend cpu, or use one rank with --backend cuda");
+  // Several ranks: the plan is checked before anything is sent to the others (a refusal names
+  // the rank counts that work). This rank then holds about 1/N of the weights, and its KV pool
+  // holds its KV heads; every rank gets the same block count. The shard is read from the file
+  // at the end (on a GPU only this rank's bytes are read into device buffers).
+  const int n_ranks = m.tp ? m.tp->comm().size() : 1;
+  l->n_ranks = n_ranks;
+  ShardPlan plan;
+  if (n_ranks > 1) {
+    ARC_ASSIGN_OR_RETURN(plan, plan_for_file(*file, n_ranks, 0));
+    file_bytes = shard_weight_bytes(*file, plan);
   }
   uint64_t available = available_memory_bytes();
   if (device != nullptr) {
@@ -133,17 +139,10 @@ Result<std::shared_ptr<LoadedModel>> load_model(EngineService::Impl& m, const st
              {{"model", path}, {"rank", 0}, {"bytes_done", done}, {"bytes_total", total}});
     }
   };
-  auto cfg_probe = Model::from_file(std::move(*file), *l->backend, lo);
-  if (!cfg_probe.ok()) return cfg_probe.status();
-  l->model = std::move(*cfg_probe);
-  // Several ranks: the plan is checked before anything is sent to the others (a refusal names
-  // the rank counts that work). This rank then holds about 1/N of the weights, and its KV pool
-  // holds its KV heads; every rank gets the same block count.
-  const int n_ranks = m.tp ? m.tp->comm().size() : 1;
-  l->n_ranks = n_ranks;
-  ShardPlan plan;
-  if (n_ranks > 1) {
-    ARC_ASSIGN_OR_RETURN(plan, make_shard_plan(*l->model, n_ranks, 0));
+  if (n_ranks == 1) {
+    auto whole = Model::from_file(std::move(*file), *l->backend, lo);
+    if (!whole.ok()) return whole.status();
+    l->model = std::move(*whole);
   }
   const ModelConfig c = n_ranks > 1 ? plan.local : l->model->config();
   // The vision projector (given, or paired from beside a vision model) counts in the guard: its
@@ -188,7 +187,6 @@ Result<std::shared_ptr<LoadedModel>> load_model(EngineService::Impl& m, const st
       static_cast<uint64_t>(std::max<int64_t>(m.opt.max_parallel, m.opt.max_batch_tokens)) *
           static_cast<uint64_t>(c.n_vocab) * 4 +
       (64ull << 20);
-  if (n_ranks > 1) file_bytes /= static_cast<uint64_t>(n_ranks);
   const uint64_t min_kv = kv_per_token * static_cast<uint64_t>(ctx_size);
   if (available > 0) {
     const uint64_t need = file_bytes + vision_bytes + workspace + min_kv + reserve;
@@ -218,7 +216,6 @@ Result<std::shared_ptr<LoadedModel>> load_model(EngineService::Impl& m, const st
   l->kv = std::move(*kv);
   l->kv_tokens = kvo.n_blocks * block;
   l->kv_bytes = kv_per_token * static_cast<uint64_t>(l->kv_tokens);
-  l->weight_bytes = l->model->weight_bytes();
   l->ctx_size = ctx_size;
 
   // Streamed weights were read (and reported) while loading; mapped ones are pre-faulted here.
@@ -228,7 +225,7 @@ Result<std::shared_ptr<LoadedModel>> load_model(EngineService::Impl& m, const st
     read_ahead(m, l->model->file(), path);
   }
 
-  const gguf::File& f = l->model->file();
+  const gguf::File& f = n_ranks > 1 ? *file : l->model->file();  // read before the shard loads
   auto tok = Tokenizer::from_gguf(f);
   if (!tok.ok()) return tok.status().with_context("the model's tokenizer");
   l->tokenizer = std::move(*tok);
@@ -256,18 +253,28 @@ Result<std::shared_ptr<LoadedModel>> load_model(EngineService::Impl& m, const st
   so.max_running = m.opt.max_parallel;
   if (n_ranks > 1) {
     // Last, so that nothing fails on rank 0 once the workers hold the model: they load their
-    // shards while this rank loads its own, then every rank's outcome is exchanged.
-    ARC_RETURN_IF_ERROR(
-        m.tp->begin_load({path, kvo.n_blocks, block, m.opt.kv_type}).with_context("ranks"));
-    const Status own = shard_model(*l->model, *l->backend, plan).status();
-    ARC_RETURN_IF_ERROR(m.tp->finish_load(own));
-    l->weight_bytes = l->model->weight_bytes();
+    // shards while this rank loads its own. Each phase ends with every rank's outcome (the
+    // first: every rank's memory guard, this one's passed above), so all ranks drop the model
+    // together when one fails, and the error names the failed ranks.
+    TpModelSpec spec{path, kvo.n_blocks, block, m.opt.kv_type, m.opt.backend, workspace, reserve};
+    ARC_RETURN_IF_ERROR(m.tp->begin_load(spec).with_context("ranks"));
+    ARC_RETURN_IF_ERROR(m.tp->gather(ok_status()));
+    auto shard = load_model_shard(std::move(*file), *l->backend, plan, lo);
+    ARC_RETURN_IF_ERROR(m.tp->finish_load(shard.ok() ? ok_status() : shard.status()));
+    l->model = std::move(*shard);
+    auto tc = make_tensor_communicator(
+        m.tp->comm(), *l->backend,
+        std::chrono::milliseconds(static_cast<int64_t>(m.opt.tp_abort_grace_s * 1000)));
+    ARC_RETURN_IF_ERROR(m.tp->gather(tc.ok() ? ok_status() : tc.status()));
+    l->tensor_comm = std::move(*tc);
     m.emit("load_progress",
            {{"model", path}, {"rank", 0}, {"bytes_done", file_bytes}, {"bytes_total", file_bytes}});
   }
+  l->weight_bytes = l->model->weight_bytes();
   l->exec = std::make_unique<ForwardExecutor>(*l->model, *l->backend, *l->kv);
   if (n_ranks > 1) {
-    l->exec->set_tensor_parallel(&m.tp->comm(), plan.vocab_begin);
+    l->exec->set_tensor_parallel(l->tensor_comm ? l->tensor_comm.get() : &m.tp->comm(),
+                                 plan.vocab_begin);
     l->tp_driver = std::make_unique<TpDriver>(m.tp->comm(), *l->exec, *l->kv);
     // tp_send_mu: a probe or link test (engine_cluster.cpp) goes between steps, never inside.
     so.forward = [d = l->tp_driver.get(), mu = &l->tp_send_mu](const ForwardBatch& b) {
@@ -278,8 +285,10 @@ Result<std::shared_ptr<LoadedModel>> load_model(EngineService::Impl& m, const st
   l->scheduler = std::make_unique<Scheduler>(*l->exec, *l->kv, c.n_vocab, so);
 
   l->info.path = path;
-  l->info.id = f.get_string("general.name").value_or(std::filesystem::path(path).stem().string());
-  l->info.architecture = f.architecture();
+  l->info.id = l->model->file()
+                   .get_string("general.name")
+                   .value_or(std::filesystem::path(path).stem().string());
+  l->info.architecture = l->model->file().architecture();
   l->info.context_length = ctx_size;
   l->info.tools = l->formatter.has_value() &&
                   l->formatter->chat_template().source().find("tool") != std::string::npos;

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 
+#include "arc/ascii.h"
 #include "arc/vision_image.h"
 
 namespace arc::server {
@@ -54,16 +55,9 @@ Result<std::vector<uint8_t>> decode_base64(std::string_view text) {
 
 namespace {
 
-std::string lower(std::string_view s) {
-  std::string out(s);
-  std::transform(out.begin(), out.end(), out.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return out;
-}
-
 // The canonical media type, or "" when unsupported.
 std::string canonical_media_type(std::string_view declared) {
-  const std::string mt = lower(declared);
+  const std::string mt = ascii_lower(declared);
   if (mt == "image/png") return "image/png";
   if (mt == "image/jpeg" || mt == "image/jpg") return "image/jpeg";
   if (mt == "image/webp") return "image/webp";
@@ -77,11 +71,11 @@ Result<ImageInput> image_from_base64(std::string_view media_type, std::string_vi
   ImageInput img;
   img.media_type = canonical_media_type(media_type);
   if (img.media_type.empty()) {
-    if (strict_media_type || lower(media_type).rfind("image/", 0) != 0) {
+    if (strict_media_type || ascii_lower(media_type).rfind("image/", 0) != 0) {
       return invalid_argument(where + ": media type '" + std::string(media_type) +
                               "' is not supported; send image/png, image/jpeg or image/webp");
     }
-    img.media_type = lower(media_type);  // the bytes decide (check_images)
+    img.media_type = ascii_lower(media_type);  // the bytes decide (check_images)
   }
   auto bytes = decode_base64(data);
   if (!bytes.ok()) return invalid_argument(where + ": " + bytes.status().message());
@@ -91,7 +85,7 @@ Result<ImageInput> image_from_base64(std::string_view media_type, std::string_vi
 }
 
 Result<ImageInput> image_from_data_uri(std::string_view uri, const std::string& where) {
-  const std::string head = lower(uri.substr(0, std::min<size_t>(uri.size(), 8)));
+  const std::string head = ascii_lower(uri.substr(0, std::min<size_t>(uri.size(), 8)));
   if (head.rfind("http://", 0) == 0 || head.rfind("https://", 0) == 0 ||
       head.rfind("data:", 0) != 0) {
     return invalid_argument(where +
@@ -112,7 +106,7 @@ Result<ImageInput> image_from_data_uri(std::string_view uri, const std::string& 
     const std::string_view token = meta.substr(start, end - start);
     if (field == 0) {
       media_type = token;
-    } else if (lower(token) == "base64") {
+    } else if (ascii_lower(token) == "base64") {
       base64 = true;
     }
     start = end + 1;

@@ -1,6 +1,7 @@
 // CPU feature detection for runtime dispatch. A feature counts only when CPUID reports it AND the
 // OS enabled the register state for it in XCR0 (XGETBV): a kernel without OS support for YMM/ZMM
-// state would fault or corrupt registers on context switches.
+// state would fault or corrupt registers on context switches. On aarch64 the kernel reports what
+// the CPU (and itself) supports in the AT_HWCAP / AT_HWCAP2 auxiliary vector entries.
 #include <string_view>
 #include <vector>
 
@@ -8,6 +9,10 @@
 
 #if defined(__x86_64__) || defined(_M_X64)
 #include <cpuid.h>
+#endif
+#if defined(__aarch64__)
+#include <asm/hwcap.h>
+#include <sys/auxv.h>
 #endif
 
 namespace arc::kernels::cpu {
@@ -17,6 +22,8 @@ struct Features {
   bool avx2 = false;
   bool avx512 = false;
   bool neon = false;
+  bool neon_dotprod = false;  // SDOT / UDOT
+  bool neon_i8mm = false;     // SMMLA / UMMLA / USMMLA
 };
 
 #if defined(__x86_64__) || defined(_M_X64)
@@ -53,6 +60,10 @@ Features detect() {
   Features f;
 #if defined(__aarch64__)
   f.neon = true;  // Advanced SIMD is mandatory on aarch64
+  const unsigned long hwcap = getauxval(AT_HWCAP), hwcap2 = getauxval(AT_HWCAP2);
+  f.neon_dotprod = (hwcap & HWCAP_ASIMDDP) != 0;
+  // The i8mm kernels also use SDOT (matmul_neon_i8mm.cpp is built with +dotprod+i8mm).
+  f.neon_i8mm = f.neon_dotprod && (hwcap2 & HWCAP2_I8MM) != 0;
 #endif
   return f;
 }
@@ -75,6 +86,10 @@ std::string_view isa_name(IsaLevel level) {
       return "avx512";
     case IsaLevel::kNeon:
       return "neon";
+    case IsaLevel::kNeonDotprod:
+      return "neon-dotprod";
+    case IsaLevel::kNeonI8mm:
+      return "neon-i8mm";
   }
   return "unknown";
 }
@@ -92,6 +107,10 @@ bool isa_available(IsaLevel level) {
 #if defined(__aarch64__)
     case IsaLevel::kNeon:
       return features().neon;
+    case IsaLevel::kNeonDotprod:
+      return features().neon_dotprod;
+    case IsaLevel::kNeonI8mm:
+      return features().neon_i8mm;
 #endif
     default:
       return false;
@@ -108,6 +127,11 @@ std::vector<IsaLevel> available_isas() {
   for (IsaLevel l : {IsaLevel::kScalar, IsaLevel::kNeon, IsaLevel::kAvx2, IsaLevel::kAvx512}) {
     if (isa_available(l)) out.push_back(l);
   }
+#if defined(__aarch64__)
+  for (IsaLevel l : {IsaLevel::kNeonDotprod, IsaLevel::kNeonI8mm}) {
+    if (isa_available(l)) out.push_back(l);
+  }
+#endif
   return out;
 }
 

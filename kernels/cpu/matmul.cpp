@@ -48,6 +48,10 @@ RowsKernel simd_kernel_for(IsaLevel level, DType t) {
 #if defined(__aarch64__)
     case IsaLevel::kNeon:
       return rows_kernel_neon(t);
+    case IsaLevel::kNeonDotprod:
+      return rows_kernel_neon_dotprod(t);
+    case IsaLevel::kNeonI8mm:
+      return rows_kernel_neon_i8mm(t);
 #endif
     default:
       return {};

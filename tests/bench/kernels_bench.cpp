@@ -219,6 +219,29 @@ void register_all() {
           ->UseRealTime();
     }
   }
+#if defined(__aarch64__)
+  // The lower aarch64 levels on the same products, so one run on Grace shows what SDOT (decode)
+  // and SMMLA (prefill) bring: Matvec_neon*, Matmul_neon* next to Matvec / Matmul above.
+  for (cpu::IsaLevel lower : {cpu::IsaLevel::kNeon, cpu::IsaLevel::kNeonDotprod}) {
+    if (lower == best || !cpu::isa_available(lower)) continue;
+    const std::string level(cpu::isa_name(lower));
+    for (DType t : {DType::Q4_K, DType::Q8_0}) {
+      const std::string dt(arc::dtype_name(t));
+      benchmark::RegisterBenchmark(
+          ("Matvec_" + level + "/" + dt).c_str(),
+          [t, lower](benchmark::State& s) { run_matmul(s, t, lower, kOut, kIn, 1, kMinBytes); })
+          ->Unit(benchmark::kMillisecond)
+          ->MinTime(1.0)
+          ->UseRealTime();
+      benchmark::RegisterBenchmark(
+          ("Matmul_" + level + "/" + dt + "/tokens:64").c_str(),
+          [t, lower](benchmark::State& s) { run_matmul(s, t, lower, 4096, 4096, 64, 0); })
+          ->Unit(benchmark::kMillisecond)
+          ->MinTime(0.5)
+          ->UseRealTime();
+    }
+  }
+#endif
 }
 
 }  // namespace

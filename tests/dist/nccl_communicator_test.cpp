@@ -77,6 +77,57 @@ TEST_F(Nccl, AllGatherUnevenCountsInRankOrder) {
   }
 }
 
+// Stream-ordered mode (the forward of a CUDA tensor-parallel rank): collectives only enqueue on
+// the stream, between the copies that feed and read them, and settle() waits for all of it.
+TEST(NcclOnStream, EnqueuesOnTheStreamAndSettles) {
+  int n_dev = 0;
+  if (cudaGetDeviceCount(&n_dev) != cudaSuccess || n_dev == 0) {
+    GTEST_SKIP() << "no CUDA device: the NCCL communicator is only compiled on this machine";
+  }
+  if (n_dev < g_session->world_size()) GTEST_SKIP() << "fewer GPUs than ranks";
+  auto mpi = MpiCommunicator::create(*g_session);
+  ASSERT_TRUE(mpi.ok()) << mpi.status().to_string();
+  const int device = (*mpi)->rank() % n_dev;
+  ASSERT_EQ(cudaSetDevice(device), cudaSuccess);
+  cudaStream_t stream = nullptr;
+  ASSERT_EQ(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), cudaSuccess);
+  {
+    auto nccl = NcclCommunicator::create(**mpi, device, stream);
+    ASSERT_TRUE(nccl.ok()) << nccl.status().to_string();
+    (*nccl)->set_stream_ordered(true);
+    EXPECT_TRUE((*nccl)->on_stream());
+    const int n = 4096, ranks = (*nccl)->size(), me = (*nccl)->rank();
+    float* pinned = nullptr;
+    ASSERT_EQ(cudaMallocHost(&pinned, n * sizeof(float)), cudaSuccess);
+    for (int i = 0; i < n; ++i) pinned[i] = static_cast<float>(me * 7 + i % 13);
+    float* dev = nullptr;
+    ASSERT_EQ(cudaMalloc(&dev, n * sizeof(float)), cudaSuccess);
+    // Three steps: upload, all-reduce, download, all on the stream; nothing waited for before
+    // settle().
+    for (int step = 0; step < 3; ++step) {
+      ASSERT_EQ(cudaMemcpyAsync(dev, pinned, n * sizeof(float), cudaMemcpyHostToDevice, stream),
+                cudaSuccess);
+      ASSERT_TRUE((*nccl)->all_reduce_sum(dev, n).ok());
+      ASSERT_EQ(cudaMemcpyAsync(pinned, dev, n * sizeof(float), cudaMemcpyDeviceToHost, stream),
+                cudaSuccess);
+    }
+    ASSERT_TRUE((*nccl)->settle().ok());
+    // Each step summed the previous step's sums: x -> ranks * x, three times.
+    for (int i = 0; i < n; ++i) {
+      float x = 0;
+      for (int r = 0; r < ranks; ++r) x += static_cast<float>(r * 7 + i % 13);
+      const float want = x * static_cast<float>(ranks * ranks);
+      ASSERT_EQ(pinned[i], want) << i;
+    }
+    EXPECT_EQ((*nccl)->stats().all_reduce_calls, 3u);
+    EXPECT_EQ((*nccl)->stats().all_reduce_bytes, 3u * n * sizeof(float));
+    EXPECT_GT((*nccl)->stats().all_reduce_seconds, 0.0) << "device time between the events";
+    cudaFree(dev);
+    cudaFreeHost(pinned);
+  }
+  cudaStreamDestroy(stream);
+}
+
 }  // namespace
 }  // namespace arc
 

@@ -184,10 +184,13 @@ class TpServe : public ::testing::Test {
 
  public:
   static std::string model_a() {
-    return (fs::temp_directory_path() / "arc_tp_serve_a.gguf").string();
+    // Per process: several checkouts may run this test at once on one machine.
+    return (fs::temp_directory_path() / ("arc_tp_serve_a_" + std::to_string(getpid()) + ".gguf"))
+        .string();
   }
   static std::string model_b() {
-    return (fs::temp_directory_path() / "arc_tp_serve_b.gguf").string();
+    return (fs::temp_directory_path() / ("arc_tp_serve_b_" + std::to_string(getpid()) + ".gguf"))
+        .string();
   }
 
  protected:
@@ -350,7 +353,9 @@ TEST_F(TpServe, TwoRanksAnswerLikeOneThenSwitchModels) {
 }
 
 TEST_F(TpServe, ModelThatCannotSplitIsRefusedAndTheRanksStayInStep) {
-  const std::string odd = (fs::temp_directory_path() / "arc_tp_serve_odd.gguf").string();
+  const std::string odd =
+      (fs::temp_directory_path() / ("arc_tp_serve_odd_" + std::to_string(getpid()) + ".gguf"))
+          .string();
   ASSERT_EQ(run_command({kBin, "--log-level", "warn", "make-test-model", "--family", "qwen3",
                          "--out", odd, "--layers", "1", "--heads", "3", "--kv-heads", "1"}),
             0);
@@ -377,6 +382,33 @@ TEST_F(TpServe, ModelThatCannotSplitIsRefusedAndTheRanksStayInStep) {
   ASSERT_TRUE(r);
   EXPECT_EQ(r->status, 200) << r->body;
   fs::remove(odd);
+}
+
+// Every rank checks its own memory before any weight is read; rank 0 refuses the load naming
+// the rank and host that lacks it, and every rank stays in step for the next load. Rank 1's free
+// memory is lowered by a test option (1 MiB: less than its shard of model A).
+TEST_F(TpServe, WorkerWithoutMemoryRefusesTheLoadNamingItsRank) {
+  Job j;
+  ASSERT_TRUE(j.start(mpirun(
+      2, serve_args({"--tp", "2", "--tp-timeout", "20", "--tp-test-rank1-memory-gib", "0.001"}))));
+  const int port = j.wait_port(30);
+  ASSERT_GT(port, 0) << j.stderr_text();
+  ASSERT_TRUE(wait_state(port, "error", 30)) << j.stderr_text();
+  httplib::Client c("127.0.0.1", port);
+  c.set_read_timeout(60, 0);
+  const json st = json::parse(c.Get("/engine/status")->body);
+  const std::string why = st.value("error", "");
+  EXPECT_NE(why.find("rank 1: "), std::string::npos) << why;
+  EXPECT_NE(why.find("lacks memory for its shard"), std::string::npos) << why;
+  EXPECT_NE(why.find("(test limit)"), std::string::npos) << why;
+  EXPECT_EQ(why.find("rank 0: "), std::string::npos) << why;
+  // The ranks stay in step: the next load is refused the same way (no collective mismatch).
+  auto l = c.Post("/engine/load", json({{"model", model_b()}}).dump(), "application/json");
+  ASSERT_TRUE(l && l->status == 202);
+  ASSERT_TRUE(wait_state(port, "error", 30)) << j.stderr_text();
+  const std::string again = json::parse(c.Get("/engine/status")->body).value("error", "");
+  EXPECT_NE(again.find("rank 1: "), std::string::npos) << again;
+  EXPECT_NE(again.find("lacks memory"), std::string::npos) << again;
 }
 
 TEST_F(TpServe, HungWorkerGives503WithTheReasonThenTheJobEnds) {

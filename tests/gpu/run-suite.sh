@@ -4,7 +4,8 @@
 #   2. every test labelled `gpu` (CUDA kernels against kernels/ref, the CUDA backend against the
 #      CPU backend); on a machine with a GPU a skipped test counts as a failure;
 #   3. `bench --backend cuda` on a generated Q4_K qwen3moe model of ~4.6 GB (48 layers, hidden
-#      2048, 32 experts x 768, 8 used), with CUDA graphs and without.
+#      2048, 32 experts x 768, 8 used), with CUDA graphs and without; with two GPUs also
+#      `bench --tp 2` under mpirun (NCCL).
 # Usage: tests/gpu/run-suite.sh [BUILD_DIR]   (default: build/cuda, else build/default)
 # Results (logs, bench text and JSON, summary.txt) go to $OUT when set, else to a temporary folder.
 set -euo pipefail
@@ -74,8 +75,18 @@ for t in "${TESTS[@]}"; do
     fail "$t: $bin is not built"
     continue
   fi
+  RUN=("$bin" --gtest_brief=1)
+  if [[ $t == tp_cuda_test ]]; then
+    # Tensor parallelism: two ranks. NCCL refuses two ranks on one GPU: with fewer than two
+    # GPUs only the cases whose collectives go through host memory run.
+    RUN=(mpirun --allow-run-as-root --oversubscribe -np 2 "${RUN[@]}")
+    if [[ $(nvidia-smi -L 2>/dev/null | grep -c '^GPU') -lt 2 ]]; then
+      RUN+=(--gtest_filter=-Families/NcclTp2.*)
+      log "$t: one GPU, the NCCL cases are left out (they need two)"
+    fi
+  fi
   rc=0
-  timeout 150 "$bin" --gtest_brief=1 >"$RESULTS/$t.log" 2>&1 || rc=$?
+  timeout 150 "${RUN[@]}" >"$RESULTS/$t.log" 2>&1 || rc=$?
   passed=$(sed -n 's/^\[  PASSED  \] \([0-9]*\) tests\?\..*/\1/p' "$RESULTS/$t.log" | tail -n 1)
   skipped=$(sed -n 's/^\[  SKIPPED \] \([0-9]*\) tests\?.*/\1/p' "$RESULTS/$t.log" | tail -n 1)
   failed=$(sed -n 's/^\[  FAILED  \] \([0-9]*\) tests\?.*/\1/p' "$RESULTS/$t.log" | tail -n 1)
@@ -116,6 +127,29 @@ if timeout 200 "$ENGINE" make-test-model --family qwen3moe --out "$MODEL" --laye
   else
     fail "bench exited $rc (see bench.log):"
     tail -n 5 "$RESULTS/bench.log" | tee -a "$RESULTS/summary.txt"
+  fi
+  # Tensor parallelism over NCCL (two GPUs: NCCL refuses two ranks on one).
+  # The expert width must halve on 256-value Q4_K blocks: 1024 instead of 768.
+  if [[ $(nvidia-smi -L 2>/dev/null | grep -c '^GPU') -ge 2 ]]; then
+    TP_MODEL=$WORK/qwen3moe-tp.gguf
+    rm -f "$MODEL"
+    rc=0
+    timeout 200 "$ENGINE" make-test-model --family qwen3moe --out "$TP_MODEL" --layers 48 \
+      --hidden 2048 --heads 32 --kv-heads 4 --head-dim 128 --experts 32 --experts-used 8 \
+      --expert-ff 1024 --vocab 32000 --type Q4_K --repeat-weights >>"$RESULTS/make-model.log" \
+      2>&1 || rc=$?
+    [[ $rc -eq 0 ]] && timeout 150 mpirun --allow-run-as-root --oversubscribe -np 2 "$ENGINE" \
+      bench -m "$TP_MODEL" --backend cuda -p 512 -n 128 -r 3 --bandwidth-mib 2048 --tp 2 \
+      >"$RESULTS/bench-tp2.txt" 2>"$RESULTS/bench-tp2.log" || rc=$?
+    if [[ $rc -eq 0 ]]; then
+      grep -E '^(decode|tensor|all-reduce)' "$RESULTS/bench-tp2.txt" | sed 's/^/tp2 /' |
+        tee -a "$RESULTS/summary.txt"
+    else
+      fail "bench --tp 2 exited $rc (see bench-tp2.log)"
+      tail -n 5 "$RESULTS/bench-tp2.log" | tee -a "$RESULTS/summary.txt"
+    fi
+  else
+    log "one GPU: bench --tp 2 left out (NCCL needs a GPU per rank)"
   fi
 else
   fail "make-test-model (see make-model.log)"

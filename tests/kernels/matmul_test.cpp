@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -185,6 +186,37 @@ TEST(Matmul, ThreadCountDoesNotChangeResults) {
   }
 }
 
+// A token's result must not depend on which tokens share the call: decode (one token) and
+// prefill (tiles of 2-4 tokens, SMMLA pairs at the i8mm level, odd rows and tokens left over)
+// give the same bits, as MoE relies on when it groups tokens by expert.
+TEST(Matmul, TokenGroupingDoesNotChangeResults) {
+  for (IsaLevel level : cpu::available_isas()) {
+    for (DType t : kWeightTypes) {
+      const int64_t n_out = 35, n_in = 512, n_tok = 7;
+      const auto w = quantize_matrix(t, random_floats(n_out * n_in, 6), n_out, n_in, 0);
+      const auto x = random_floats(n_tok * n_in, 8);
+      std::vector<float> y_all(n_tok * n_out), y_one(y_all.size());
+      MatmulArgs a;
+      a.w = w.data();
+      a.w_type = t;
+      a.n_out = n_out;
+      a.n_in = n_in;
+      a.x = x.data();
+      a.n_tokens = n_tok;
+      a.y = y_all.data();
+      ASSERT_TRUE(cpu::matmul_at(level, a, nullptr));
+      a.n_tokens = 1;
+      for (int64_t tok = 0; tok < n_tok; ++tok) {
+        a.x = x.data() + tok * n_in;
+        a.y = y_one.data() + tok * n_out;
+        ASSERT_TRUE(cpu::matmul_at(level, a, nullptr));
+      }
+      EXPECT_EQ(0, std::memcmp(y_all.data(), y_one.data(), y_all.size() * sizeof(float)))
+          << cpu::isa_name(level) << " " << dtype_name(t);
+    }
+  }
+}
+
 TEST(Matmul, RejectsBadArguments) {
   std::vector<float> w(64), x(64), y(64);
   MatmulArgs a;
@@ -213,12 +245,48 @@ TEST(Dispatch, LevelsAreConsistent) {
     EXPECT_TRUE(cpu::isa_available(IsaLevel::kAvx2));
   }
 #elif defined(__aarch64__)
-  // Advanced SIMD is mandatory on aarch64: dispatch must pick the NEON kernels (also under qemu,
-  // where test_kernels_aarch64 relies on this to exercise them).
-  EXPECT_EQ(cpu::best_isa(), IsaLevel::kNeon);
-  EXPECT_EQ(levels.size(), 2u);
+  // Advanced SIMD is mandatory on aarch64: dispatch must offer the NEON kernels, then dotprod,
+  // then i8mm (which needs dotprod), in that order (CTest runs this under qemu with -cpu max,
+  // neoverse-n1 and cortex-a53 and names the expected best level: Dispatch.PicksExpectedLevel).
+  const std::vector<IsaLevel> order = {IsaLevel::kScalar, IsaLevel::kNeon, IsaLevel::kNeonDotprod,
+                                       IsaLevel::kNeonI8mm};
+  ASSERT_GE(levels.size(), 2u);
+  ASSERT_LE(levels.size(), order.size());
+  for (size_t i = 0; i < levels.size(); ++i) EXPECT_EQ(levels[i], order[i]);
   EXPECT_FALSE(cpu::isa_available(IsaLevel::kAvx2));
+  EXPECT_EQ(cpu::isa_name(IsaLevel::kNeonDotprod), "neon-dotprod");
+  EXPECT_EQ(cpu::isa_name(IsaLevel::kNeonI8mm), "neon-i8mm");
 #endif
+}
+
+// Levels this CPU lacks are refused (matmul_at returns false and writes nothing) rather than run
+// into an illegal instruction.
+TEST(Dispatch, UnavailableLevelsAreRefused) {
+  const float x[32] = {};
+  const std::vector<uint8_t> w(*dtype_row_bytes(DType::Q8_0, 32), 0);
+  float y[1] = {42.0f};
+  MatmulArgs a;
+  a.w = w.data();
+  a.w_type = DType::Q8_0;
+  a.n_out = 1;
+  a.n_in = 32;
+  a.x = x;
+  a.y = y;
+  for (IsaLevel l : {IsaLevel::kScalar, IsaLevel::kAvx2, IsaLevel::kAvx512, IsaLevel::kNeon,
+                     IsaLevel::kNeonDotprod, IsaLevel::kNeonI8mm}) {
+    y[0] = 42.0f;
+    const bool ran = cpu::matmul_at(l, a, nullptr);
+    EXPECT_EQ(ran, cpu::isa_available(l)) << cpu::isa_name(l);
+    EXPECT_EQ(y[0], ran ? 0.0f : 42.0f) << cpu::isa_name(l);  // zero weights give 0
+  }
+}
+
+// The level dispatch picks on the CPU the test runs on, when the caller knows it: CTest sets
+// ARC_TEST_EXPECT_ISA for each qemu -cpu model (the emulated CPU's HWCAP bits are the oracle).
+TEST(Dispatch, PicksExpectedLevel) {
+  const char* want = std::getenv("ARC_TEST_EXPECT_ISA");
+  if (want == nullptr || *want == 0) GTEST_SKIP() << "ARC_TEST_EXPECT_ISA not set";
+  EXPECT_EQ(cpu::isa_name(cpu::best_isa()), std::string_view(want));
 }
 
 }  // namespace

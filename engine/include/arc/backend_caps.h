@@ -50,6 +50,26 @@ class WeightStreamer {
   // backend. `progress` (may be empty) is called after every chunk.
   virtual Result<const void*> stream_file_range(const std::string& path, uint64_t offset,
                                                 uint64_t size, const LoadProgressFn& progress) = 0;
+  // A strided part of the file (one rank's shard of a tensor, arc/shard_plan.h): from each of
+  // `n_rows` rows of `stride` bytes starting at `offset`, bytes [take_offset, take_offset +
+  // take_bytes); they land one after another in one block of backend memory (n_rows *
+  // take_bytes), read in chunks with the page cache dropped behind the reader as above. Returns
+  // the block's backend address. The default refuses (a backend that cannot stream parts).
+  virtual Result<const void*> stream_file_rows(const std::string& path, uint64_t offset,
+                                               uint64_t n_rows, uint64_t stride,
+                                               uint64_t take_offset, uint64_t take_bytes,
+                                               const LoadProgressFn& progress) {
+    return unimplemented("this backend cannot load parts of tensors (tensor parallelism)");
+  }
+};
+
+// The native queue of a GPU backend: NCCL collectives are enqueued on it so they are ordered with
+// the backend's ops (tensor parallelism, arc/nccl_communicator.h).
+class NativeStream {
+ public:
+  virtual ~NativeStream() = default;
+  virtual void* native_stream() const = 0;  // a cudaStream_t
+  virtual int native_device() const = 0;    // the CUDA device index
 };
 
 class DeviceReport {

@@ -27,4 +27,12 @@ Result<std::unique_ptr<Backend>> make_cuda_backend(int device, bool graphs = tru
 // True when this build contains the CUDA backend (it may still find no device at run time).
 bool cuda_backend_built();
 
+// CUDA devices visible to this process (0 without the CUDA backend, a driver or a device).
+int cuda_device_count();
+
+// The device a rank uses when --device is not given: `local_rank` (its index among the ranks on
+// its box, OMPI_COMM_WORLD_LOCAL_RANK, read by the CLI; -1 when not under mpirun) modulo the
+// device count, so ranks sharing a box take different GPUs; 0 otherwise.
+int default_cuda_device(int local_rank);
+
 }  // namespace arc

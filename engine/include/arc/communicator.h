@@ -49,6 +49,16 @@ class Communicator {
   }
   virtual Status barrier() = 0;
 
+  // True when all_reduce_sum / all_gather take backend (device) memory and are enqueued on the
+  // backend's stream, ordered with its ops (NCCL on the CUDA backend's stream): the caller then
+  // needs no host sync before a collective, and must call settle() before reading results.
+  // False: host-visible memory, the collective has completed when the call returns (MPI, local).
+  virtual bool on_stream() const { return false; }
+  // Waits, under the collective deadline, for the collectives enqueued since the last settle()
+  // (and whatever the stream ran before them); a dead or hung peer is a fault, as for any
+  // collective. Stats of enqueued collectives are complete after it. No-op off the stream.
+  virtual Status settle() { return ok_status(); }
+
   // Faults: called once, from a watchdog thread, when a collective outlived its deadline (a
   // peer rank died or hangs), with a message for the user. After a fault every collective fails
   // at once with that message. Without a handler the job is aborted at once; with one the

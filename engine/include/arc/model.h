@@ -5,6 +5,7 @@
 
 #include <array>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -32,10 +33,18 @@ struct Weight {
 // kernels can read (norms and biases F32). Errors name the tensor and the expected shape.
 Status validate_tensors(const gguf::File& file, const ModelConfig& cfg);
 
+// Places one tensor instead of the default (the whole tensor mapped or streamed): tensor
+// parallelism loads only this rank's part (arc/shard_load.h). `w` arrives filled for the whole
+// tensor; the function sets w.data and may narrow w (shape, row_bytes, slice_bytes, n_bytes).
+using PlaceWeightFn =
+    std::function<Status(const TensorRef& ref, const gguf::TensorInfo& t, Weight& w)>;
+
 struct ModelLoadOptions {
   // Bytes copied so far / in all, for backends that copy weights out of the file (CUDA); the CPU
   // backend reads the mapping in place and never calls it.
   LoadProgressFn progress;
+  // When set, every tensor goes through it (and `progress` is not called by the loader).
+  PlaceWeightFn place;
 };
 
 class Model {

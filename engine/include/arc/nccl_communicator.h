@@ -36,6 +36,16 @@ class NcclCommunicator final : public Communicator {
   Status barrier() override;
   void set_fault_handler(FaultHandler handler, std::chrono::milliseconds grace) override;
 
+  // Stream-ordered mode (the forward of a CUDA tensor-parallel rank): all_reduce_sum and
+  // all_gather only enqueue on the stream, ordered with the backend's kernels, and settle()
+  // waits for them under the deadline. Stats then count the device time between events recorded
+  // around each all-reduce (the collective itself, including waiting for the slowest rank),
+  // read at settle(). Off (the default): every collective is waited for before it returns and
+  // its time is the host wall time of enqueue + wait.
+  void set_stream_ordered(bool on);
+  bool on_stream() const override;
+  Status settle() override;
+
   struct Impl;
 
  private:

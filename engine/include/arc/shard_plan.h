@@ -62,4 +62,9 @@ TensorShard tensor_shard(const ShardPlan& plan, const TensorRef& ref);
 // weight. Returns this rank's weight bytes.
 Result<uint64_t> shard_model(Model& model, Backend& backend, const ShardPlan& plan);
 
+// The last step of sharding, once every tensor is this rank's part (`bytes` of them): the output
+// head of tied embeddings becomes this rank's vocabulary rows of token_embd, the config becomes
+// plan.local. Returns the rank's weight bytes.
+uint64_t finish_shard(Model& model, const ShardPlan& plan, uint64_t bytes);
+
 }  // namespace arc

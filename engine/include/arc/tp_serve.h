@@ -25,6 +25,10 @@ struct TpModelSpec {
   int64_t n_blocks = 0;
   int64_t block_size = 16;
   DType kv_type = DType::F16;
+  std::string backend = "cpu";  // every rank runs the same backend kind (each its own device)
+  // The memory guard of every rank (arc/rank_memory.h): rank 0's step workspace and reserve.
+  uint64_t workspace_bytes = 0;
+  uint64_t reserve_bytes = 0;
 };
 
 // Rank 0's side. Control messages must not interleave with steps: call begin/finish_load only
@@ -41,6 +45,10 @@ class TpServeGroup {
   // `own`: rank 0's outcome. Waits up to the load timeout for every worker's (a rank that dies
   // meanwhile ends the job through mpirun; one that hangs is a fault at the timeout).
   Status finish_load(const Status& own);
+  // The same exchange for the other phases of a load (every rank's memory check before reading
+  // weights, the tensor communicator after): OK when every rank's `own` is, else the failed
+  // ranks' messages (kResourceExhausted when one lacks memory).
+  Status gather(const Status& own) { return finish_load(own); }
   // Ends the workers' loops (the engine is shutting down). Idempotent.
   Status shutdown();
 
@@ -54,6 +62,10 @@ struct TpWorkerOptions {
   int threads = 0;                // CPU threads of this rank's backend (0: all)
   int64_t fault_before_step = 0;  // tests only: TpDriver::set_fault_before_step
   bool fault_on_load = false;     // tests only: return kCancelled instead of loading
+  int device = 0;                 // this rank's CUDA device (with a cuda backend)
+  std::chrono::milliseconds collective_deadline{60000};  // of the NCCL communicator
+  bool cuda_graphs = true;
+  uint64_t test_memory_limit = 0;  // tests only: pretend this rank has only these bytes free
 };
 
 // Ranks > 0 of `serve --tp N`: returns OK when rank 0 shuts the group down; an error when a

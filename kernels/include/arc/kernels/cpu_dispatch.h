@@ -17,10 +17,14 @@ enum class IsaLevel : int {
   kAvx2 = 1,    // AVX2 + FMA + F16C
   kAvx512 = 2,  // AVX-512 F/BW/VL/DQ (and the OS saving ZMM state)
   kNeon = 3,    // aarch64 Advanced SIMD
+  // aarch64 levels above the baseline, numbered apart so x86 levels can be added below them.
+  kNeonDotprod = 16,  // + SDOT (ARMv8.2 dotprod; HWCAP_ASIMDDP)
+  kNeonI8mm = 17,     // + SMMLA (ARMv8.6 i8mm; HWCAP2_I8MM), and dotprod
 };
 
 std::string_view isa_name(IsaLevel level);
-// CPUID feature bits and XGETBV (the OS saves the vector state), detected once.
+// CPUID feature bits and XGETBV (the OS saves the vector state) on x86-64, the kernel's
+// AT_HWCAP / AT_HWCAP2 bits on aarch64; detected once.
 bool isa_available(IsaLevel level);
 IsaLevel best_isa();
 std::vector<IsaLevel> available_isas();  // kScalar first, best last
