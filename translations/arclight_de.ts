@@ -720,6 +720,334 @@
     </message>
   </context>
   <context>
+    <name>arc::app::ClusterBoxModel</name>
+    <message>
+      <source>%1 (%2 dirty)</source>
+      <translation>%1 (%2 ungeschrieben)</translation>
+    </message>
+    <message>
+      <source>%1 GiB</source>
+      <translation>%1 GiB</translation>
+    </message>
+    <message>
+      <source>%1 used of %2</source>
+      <translation>%1 von %2 belegt</translation>
+    </message>
+    <message>
+      <source>%1, %2</source>
+      <translation>%1, %2</translation>
+    </message>
+    <message>
+      <source>%1, %2 CPUs</source>
+      <translation>%1, %2 CPUs</translation>
+    </message>
+    <message>
+      <source>%1, %2 free of %3</source>
+      <translation>%1, %2 von %3 frei</translation>
+    </message>
+    <message>
+      <source>(unknown)</source>
+      <translation>(unbekannt)</translation>
+    </message>
+    <message>
+      <source>?</source>
+      <translation>?</translation>
+    </message>
+    <message>
+      <source>Box</source>
+      <translation>Box</translation>
+    </message>
+    <message>
+      <source>GPU</source>
+      <translation>GPU</translation>
+    </message>
+    <message>
+      <source>Memory</source>
+      <translation>Speicher</translation>
+    </message>
+    <message>
+      <source>Page cache</source>
+      <translation>Seitencache</translation>
+    </message>
+    <message>
+      <source>Rank</source>
+      <translation>Rang</translation>
+    </message>
+    <message>
+      <source>Swap</source>
+      <translation>Swap</translation>
+    </message>
+    <message>
+      <source>none</source>
+      <translation>keine</translation>
+    </message>
+    <message>
+      <source>none (%1)</source>
+      <translation>keine (%1)</translation>
+    </message>
+    <message>
+      <source>off</source>
+      <translation>aus</translation>
+    </message>
+    <message>
+      <source>unknown</source>
+      <translation>unbekannt</translation>
+    </message>
+  </context>
+  <context>
+    <name>arc::app::ClusterController</name>
+    <message>
+      <source>%1 has a small MTU: RoCE then sends packets under 4096 bytes. Set the same larger MTU (9000) on both boxes.</source>
+      <translation>%1 hat eine kleine MTU: RoCE sendet dann Pakete unter 4096 Bytes. Stellen Sie auf beiden Boxen dieselbe größere MTU (9000) ein.</translation>
+    </message>
+    <message>
+      <source>%1 is down: bring it up (ip link set %1 up).</source>
+      <translation>%1 ist inaktiv: aktivieren Sie es (ip link set %1 up).</translation>
+    </message>
+    <message>
+      <source>%1 runs below the 200 Gb/s of a DGX Spark QSFP port: check the cable.</source>
+      <translation>%1 läuft unter den 200 Gb/s eines DGX-Spark-QSFP-Ports: prüfen Sie das Kabel.</translation>
+    </message>
+    <message>
+      <source>%1: %2</source>
+      <translation>%1: %2</translation>
+    </message>
+    <message>
+      <source>%1: no link. No cable, or the other box's port is down.</source>
+      <translation>%1: keine Verbindung. Kein Kabel, oder der Port der anderen Box ist aus.</translation>
+    </message>
+    <message>
+      <source>%1: the link is up but the RDMA port is not active. Check the interface is up and configured on both boxes.</source>
+      <translation>%1: die Verbindung steht, aber der RDMA-Port ist nicht aktiv. Prüfen Sie, ob die Schnittstelle auf beiden Boxen aktiv und eingerichtet ist.</translation>
+    </message>
+    <message>
+      <source>Large page cache: on unified memory the GPU may not get it back in time. Drop it before a big load (sync; echo 3 | sudo tee /proc/sys/vm/drop_caches).</source>
+      <translation>Großer Seitencache: bei gemeinsamem Speicher bekommt die GPU ihn womöglich nicht rechtzeitig zurück. Leeren Sie ihn vor einem großen Ladevorgang (sync; echo 3 | sudo tee /proc/sys/vm/drop_caches).</translation>
+    </message>
+    <message>
+      <source>Many pages wait to be written to disk: run sync before a load.</source>
+      <translation>Viele Seiten warten darauf, auf die Platte geschrieben zu werden: führen Sie vor dem Laden sync aus.</translation>
+    </message>
+    <message>
+      <source>No RDMA device: the boxes talk over TCP, a fraction of the link's speed.</source>
+      <translation>Kein RDMA-Gerät: die Boxen sprechen über TCP, mit einem Bruchteil der Verbindungsgeschwindigkeit.</translation>
+    </message>
+    <message>
+      <source>No RDMA port is active: traffic between the boxes falls back to TCP.</source>
+      <translation>Kein RDMA-Port ist aktiv: der Verkehr zwischen den Boxen fällt auf TCP zurück.</translation>
+    </message>
+    <message>
+      <source>Swap is in use: the box is short of memory. Free memory or load a smaller model.</source>
+      <translation>Swap wird genutzt: der Box fehlt Speicher. Geben Sie Speicher frei oder laden Sie ein kleineres Modell.</translation>
+    </message>
+    <message>
+      <source>Swap is on: a box that runs out of memory pages for hours instead of failing.</source>
+      <translation>Swap ist an: eine Box ohne freien Speicher lagert stundenlang aus, statt mit einem Fehler abzubrechen.</translation>
+    </message>
+    <message>
+      <source>The ConnectX-7 has active ports on only one of its two PCIe links: one link tops out near 14 GB/s. Use both interfaces of the cable.</source>
+      <translation>Die ConnectX-7 hat nur auf einer ihrer zwei PCIe-Anbindungen aktive Ports: eine Anbindung schafft höchstens etwa 14 GB/s. Nutzen Sie beide Schnittstellen des Kabels.</translation>
+    </message>
+  </context>
+  <context>
+    <name>arc::app::ClusterPage</name>
+    <message>
+      <source> — a model is loading; the other ranks' figures are from before</source>
+      <translation> — ein Modell wird geladen; die Werte der anderen Ränge sind von vorher</translation>
+    </message>
+    <message>
+      <source>%1 KiB</source>
+      <translation>%1 KiB</translation>
+    </message>
+    <message>
+      <source>%1 MiB</source>
+      <translation>%1 MiB</translation>
+    </message>
+    <message>
+      <source>%1 ms</source>
+      <translation>%1 ms</translation>
+    </message>
+    <message numerus="yes">
+      <source>%n box(es), %1 rank(s); saved as %2</source>
+      <translation><numerusform>%n Box, %1 Rang/Ränge; gespeichert als %2</numerusform><numerusform>%n Boxen, %1 Rang/Ränge; gespeichert als %2</numerusform></translation>
+    </message>
+    <message numerus="yes">
+      <source>%n rank(s)</source>
+      <translation><numerusform>%n Rang</numerusform><numerusform>%n Ränge</numerusform></translation>
+    </message>
+    <message numerus="yes">
+      <source>%n rank(s).</source>
+      <translation><numerusform>%n Rang.</numerusform><numerusform>%n Ränge.</numerusform></translation>
+    </message>
+    <message numerus="yes">
+      <source>%n rank(s); a model was loaded and serving may have slowed it.</source>
+      <translation><numerusform>%n Rang; ein Modell war geladen, seine Anfragen können den Test gebremst haben.</numerusform><numerusform>%n Ränge; ein Modell war geladen, seine Anfragen können den Test gebremst haben.</numerusform></translation>
+    </message>
+    <message>
+      <source>A timed all-reduce between the ranks, as the model uses it.</source>
+      <translation>Ein zeitgemessenes All-Reduce zwischen den Rängen, wie das Modell es nutzt.</translation>
+    </message>
+    <message>
+      <source>Asking the engine…</source>
+      <translation>Frage die Engine…</translation>
+    </message>
+    <message>
+      <source>Bus GB/s</source>
+      <translation>Bus-GB/s</translation>
+    </message>
+    <message>
+      <source>Cannot read the cluster: %1</source>
+      <translation>Cluster nicht lesbar: %1</translation>
+    </message>
+    <message>
+      <source>Check</source>
+      <translation>Prüfung</translation>
+    </message>
+    <message>
+      <source>Copy</source>
+      <translation>Kopieren</translation>
+    </message>
+    <message>
+      <source>Hostfile</source>
+      <translation>Hostdatei</translation>
+    </message>
+    <message>
+      <source>Link test</source>
+      <translation>Verbindungstest</translation>
+    </message>
+    <message>
+      <source>No problems found.</source>
+      <translation>Keine Probleme gefunden.</translation>
+    </message>
+    <message>
+      <source>Not connected to an engine.</source>
+      <translation>Nicht mit einer Engine verbunden.</translation>
+    </message>
+    <message>
+      <source>Not saved: %1</source>
+      <translation>Nicht gespeichert: %1</translation>
+    </message>
+    <message>
+      <source>One line per box, for example:
+spark-a slots=1
+spark-b slots=1</source>
+      <translation>Eine Zeile pro Box, zum Beispiel:
+spark-a slots=1
+spark-b slots=1</translation>
+    </message>
+    <message>
+      <source>Refresh</source>
+      <translation>Aktualisieren</translation>
+    </message>
+    <message>
+      <source>Run link test</source>
+      <translation>Verbindungstest starten</translation>
+    </message>
+    <message>
+      <source>Running…</source>
+      <translation>Läuft…</translation>
+    </message>
+    <message>
+      <source>Save</source>
+      <translation>Speichern</translation>
+    </message>
+    <message>
+      <source>Saved as %1. The local engine uses it from its next start (Engine → Stop, then Start local engine).</source>
+      <translation>Gespeichert als %1. Die lokale Engine nutzt sie ab dem nächsten Start (Engine → Stoppen, dann Lokale Engine starten).</translation>
+    </message>
+    <message>
+      <source>Size</source>
+      <translation>Größe</translation>
+    </message>
+    <message>
+      <source>Time per all-reduce</source>
+      <translation>Zeit pro All-Reduce</translation>
+    </message>
+    <message>
+      <source>WRONG SUMS</source>
+      <translation>FALSCHE SUMMEN</translation>
+    </message>
+    <message>
+      <source>line %1: %2</source>
+      <translation>Zeile %1: %2</translation>
+    </message>
+    <message>
+      <source>sums correct</source>
+      <translation>Summen richtig</translation>
+    </message>
+  </context>
+  <context>
+    <name>arc::app::ClusterPortModel</name>
+    <message>
+      <source>%1 (%2)</source>
+      <translation>%1 (%2)</translation>
+    </message>
+    <message>
+      <source>%1 Gb/s</source>
+      <translation>%1 Gb/s</translation>
+    </message>
+    <message>
+      <source>%1 port %2</source>
+      <translation>%1 Port %2</translation>
+    </message>
+    <message>
+      <source>?</source>
+      <translation>?</translation>
+    </message>
+    <message>
+      <source>Box</source>
+      <translation>Box</translation>
+    </message>
+    <message>
+      <source>Hint</source>
+      <translation>Hinweis</translation>
+    </message>
+    <message>
+      <source>Interface</source>
+      <translation>Schnittstelle</translation>
+    </message>
+    <message>
+      <source>Interface %1 is %2: bring it up.</source>
+      <translation>Schnittstelle %1 ist %2: aktivieren Sie sie.</translation>
+    </message>
+    <message>
+      <source>Link up but RDMA not active: check the interface on both boxes.</source>
+      <translation>Verbindung steht, aber RDMA ist nicht aktiv: prüfen Sie die Schnittstelle auf beiden Boxen.</translation>
+    </message>
+    <message>
+      <source>MTU</source>
+      <translation>MTU</translation>
+    </message>
+    <message>
+      <source>MTU %1 is small for RoCE: set 9000 on both boxes.</source>
+      <translation>MTU %1 ist klein für RoCE: stellen Sie auf beiden Boxen 9000 ein.</translation>
+    </message>
+    <message>
+      <source>No link: no cable, or the other box's port is down.</source>
+      <translation>Keine Verbindung: kein Kabel, oder der Port der anderen Box ist aus.</translation>
+    </message>
+    <message>
+      <source>RDMA port</source>
+      <translation>RDMA-Port</translation>
+    </message>
+    <message>
+      <source>Rate</source>
+      <translation>Rate</translation>
+    </message>
+    <message>
+      <source>State</source>
+      <translation>Zustand</translation>
+    </message>
+    <message>
+      <source>none found</source>
+      <translation>keine gefunden</translation>
+    </message>
+    <message>
+      <source>unknown</source>
+      <translation>unbekannt</translation>
+    </message>
+  </context>
+  <context>
     <name>arc::app::ConversationListModel</name>
     <message>
       <source>Could not save the conversation to %1: %2</source>
@@ -755,6 +1083,10 @@
     <message>
       <source>HTTP %1</source>
       <translation>HTTP %1</translation>
+    </message>
+    <message>
+      <source>HTTP %1 from %2</source>
+      <translation>HTTP %1 von %2</translation>
     </message>
     <message>
       <source>HTTP %1 from %2: %3</source>
@@ -906,6 +1238,41 @@
     </message>
   </context>
   <context>
+    <name>arc::app::Hostfile</name>
+    <message>
+      <source>%1 is listed twice</source>
+      <translation>%1 steht zweimal in der Liste</translation>
+    </message>
+    <message>
+      <source>'%1' is not a host name or address</source>
+      <translation>„%1“ ist kein Hostname und keine Adresse</translation>
+    </message>
+    <message>
+      <source>cannot write %1: %2</source>
+      <translation>%1 kann nicht geschrieben werden: %2</translation>
+    </message>
+    <message>
+      <source>line %1: %2</source>
+      <translation>Zeile %1: %2</translation>
+    </message>
+    <message>
+      <source>list at least one box: one line per box, HOST slots=1</source>
+      <translation>geben Sie mindestens eine Box an: eine Zeile pro Box, HOST slots=1</translation>
+    </message>
+    <message>
+      <source>slots must be a number from 1 to 64, not '%1'</source>
+      <translation>slots muss eine Zahl von 1 bis 64 sein, nicht „%1“</translation>
+    </message>
+    <message>
+      <source>the hostfile is empty</source>
+      <translation>die Hostdatei ist leer</translation>
+    </message>
+    <message>
+      <source>unknown '%1': write HOST slots=N</source>
+      <translation>unbekannt: „%1“; schreiben Sie HOST slots=N</translation>
+    </message>
+  </context>
+  <context>
     <name>arc::app::LogDialog</name>
     <message>
       <source>(the local engine has not written anything)</source>
@@ -977,10 +1344,6 @@
     <message>
       <source>Cluster</source>
       <translation>Cluster</translation>
-    </message>
-    <message>
-      <source>Coming with the %1 work: this page is not built yet.</source>
-      <translation>Kommt mit der Arbeit an %1: diese Seite ist noch nicht fertig.</translation>
     </message>
     <message>
       <source>Ctrl+,</source>
@@ -1057,10 +1420,6 @@
     <message>
       <source>box %1: %2 / %3</source>
       <translation>Box %1: %2 / %3</translation>
-    </message>
-    <message>
-      <source>cluster</source>
-      <translation>Cluster</translation>
     </message>
   </context>
   <context>

@@ -190,6 +190,41 @@ void EngineClient::requestFit(const QJsonObject& request) {
              [this](const QJsonDocument& doc) { emit fitReceived(doc.object()); });
 }
 
+void EngineClient::fetchCluster() {
+  const QString route = QStringLiteral("/engine/cluster");
+  handleJson(
+      get(route), route, [this](const QJsonDocument& doc) { emit clusterReceived(doc.object()); },
+      [this, route](int code, const QJsonDocument& doc) {
+        QString msg = EngineError::fromJson(doc.object()).message;
+        if (code == 401 || code == 403)
+          msg = tr("the engine refused the API key (HTTP %1); check it in Settings").arg(code);
+        if (msg.isEmpty()) msg = tr("HTTP %1 from %2").arg(code).arg(route);
+        emit clusterFailed(msg);
+      });
+}
+
+void EngineClient::runLinkTest(const QJsonObject& request) {
+  const QString route = QStringLiteral("/engine/link-test");
+  QNetworkRequest req = makeRequest(route);
+  // Large sizes over a slow link take a while: not the usual request timeout.
+  req.setTransferTimeout(qMax(m_timeoutMs, 120000));
+  QNetworkReply* reply = m_nam.post(req, QJsonDocument(request).toJson(QJsonDocument::Compact));
+  // No answer at all arrives as requestFailed; say it to the link test's watchers too.
+  connect(this, &EngineClient::requestFailed, reply,
+          [this, route](const QString& r, const QString& m) {
+            if (r == route) emit linkTestFailed(m);
+          });
+  handleJson(
+      reply, route, [this](const QJsonDocument& doc) { emit linkTestFinished(doc.object()); },
+      [this, route](int code, const QJsonDocument& doc) {
+        QString msg = EngineError::fromJson(doc.object()).message;
+        if (code == 401 || code == 403)
+          msg = tr("the engine refused the API key (HTTP %1); check it in Settings").arg(code);
+        if (msg.isEmpty()) msg = tr("HTTP %1 from %2").arg(code).arg(route);
+        emit linkTestFailed(msg);
+      });
+}
+
 void EngineClient::openEventStream() {
   QNetworkRequest req = makeRequest(QStringLiteral("/engine/events"));
   req.setRawHeader("Accept", "text/event-stream");

@@ -51,6 +51,9 @@ class EngineClient : public QObject {
   void loadModel(const QString& path, qint64 contextSize = 0);
   void unloadModel();
   void requestFit(const QJsonObject& request);
+  // Cluster page: every rank's node probe, and the all-reduce link test across the ranks.
+  void fetchCluster();
+  void runLinkTest(const QJsonObject& request = {});
 
  signals:
   void connectionChanged(arc::app::EngineClient::Connection connection);
@@ -59,6 +62,10 @@ class EngineClient : public QObject {
   void modelsReceived(const QJsonArray& models);
   void localModelsReceived(const QJsonArray& models);
   void fitReceived(const QJsonObject& report);
+  void clusterReceived(const QJsonObject& cluster);
+  void clusterFailed(const QString& message);
+  void linkTestFinished(const QJsonObject& result);
+  void linkTestFailed(const QString& message);
   void loadAccepted();
   void loadRefused(const arc::app::EngineError& error);
   void unloadDone();

@@ -58,6 +58,8 @@ QStringList EngineProcess::commandLine(const EngineLaunch& l) {
   if (!l.apiKey.isEmpty()) serve << QStringLiteral("--api-key") << l.apiKey;
   for (const QString& d : l.modelDirs) serve << QStringLiteral("--model-dir") << d;
   if (l.hostfile.isEmpty()) return serve;
+  // Every rank must be told it is one of N, or each would serve alone.
+  serve << QStringLiteral("--tp") << QString::number(qMax(1, l.ranks));
   return QStringList{l.mpirunPath, QStringLiteral("-np"), QString::number(qMax(1, l.ranks)),
                      QStringLiteral("--hostfile"), l.hostfile} +
          serve;

@@ -17,11 +17,11 @@
 #include "Application.h"
 #include "BenchmarkPage.h"
 #include "ChatPage.h"
+#include "ClusterPage.h"
 #include "EngineSession.h"
 #include "LogDialog.h"
 #include "ModelsPage.h"
 #include "MonitorPage.h"
-#include "PlaceholderPage.h"
 #include "SettingsDialog.h"
 
 namespace arc::app {
@@ -55,7 +55,6 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent), m_session(new Eng
   setCentralWidget(central);
 
   m_modelsPage = new ModelsPage(m_session, m_pages);
-  const QString later = tr("Coming with the %1 work: this page is not built yet.");
   struct PageInfo {
     QString name;
     QWidget* widget;
@@ -65,7 +64,7 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent), m_session(new Eng
       {tr("Chat"), new ChatPage(m_session, m_pages)},
       {tr("Monitor"), new MonitorPage(m_session, m_pages)},
       {tr("Benchmark"), new BenchmarkPage(m_session, m_pages)},
-      {tr("Cluster"), new PlaceholderPage(tr("Cluster"), later.arg(tr("cluster")), m_pages)},
+      {tr("Cluster"), new ClusterPage(m_session, m_pages)},
   };
   for (const PageInfo& p : pages) {
     m_sidebar->addItem(p.name);

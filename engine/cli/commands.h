@@ -21,5 +21,6 @@ void add_inspect_command(CLI::App& app, CliContext& ctx);
 void add_chat_template_command(CLI::App& app, CliContext& ctx);
 void add_tokenize_command(CLI::App& app, CliContext& ctx);
 void add_bench_serve_command(CLI::App& app, CliContext& ctx);
+void add_probe_command(CLI::App& app, CliContext& ctx);
 
 }  // namespace arc::cli

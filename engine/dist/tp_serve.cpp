@@ -18,6 +18,7 @@
 #include "arc/shard_load.h"
 #include "arc/shard_plan.h"
 #include "arc/tensor_comm.h"
+#include "arc/tp_control.h"
 #include "arc/tp_session.h"
 
 namespace arc {
@@ -165,6 +166,10 @@ Status tp_serve_worker(Communicator& comm, const TpWorkerOptions& options) {
     ControlHeader h;
     ARC_RETURN_IF_ERROR(comm.broadcast_no_deadline(&h, sizeof(h), 0).with_context("worker"));
     if (h.kind == kShutdown) return ok_status();
+    if (is_tp_cluster_message(h.kind)) {
+      ARC_RETURN_IF_ERROR(tp_answer_cluster_message(comm, h.kind, h.bytes));
+      continue;
+    }
     if (h.kind != kLoad || h.bytes <= 0 || h.bytes > (1 << 20)) {
       return internal_error("worker: unexpected control message kind " + std::to_string(h.kind));
     }

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "arc/log.h"
+#include "arc/tp_control.h"
 
 namespace arc {
 namespace {
@@ -153,7 +154,10 @@ Status TpDriver::worker_loop() {
       case kStop:
         return ok_status();
       default:
-        s = internal_error("worker: unknown message kind " + std::to_string(h.kind));
+        // A probe or link test from rank 0 between steps.
+        s = is_tp_cluster_message(h.kind)
+                ? tp_answer_cluster_message(comm_, h.kind, h.value)
+                : internal_error("worker: unknown message kind " + std::to_string(h.kind));
     }
     if (!s.ok()) {
       // Rank 0 sees the failure as a collective that never completes (its watchdog fires).

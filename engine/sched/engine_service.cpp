@@ -110,6 +110,12 @@ EngineService::EngineService(EngineOptions options) : impl_(std::make_unique<Imp
         },
         std::chrono::milliseconds(static_cast<int64_t>(m.opt.tp_abort_grace_s * 1000)));
   }
+  if (m.tp) {
+    // Every rank's probe once at start, so GET /engine/cluster has an answer while the first
+    // model loads (the other ranks are busy then).
+    if (auto c = gather_cluster_locked(m); !c.ok())
+      logger("engine")->warn("{}", c.status().message());
+  }
   m.stats_thread = std::thread([this] { impl_->stats_loop(); });
 }
 
@@ -222,6 +228,11 @@ Status EngineService::load_now(const json& options) {
   logger("engine")->info("loaded {} ({}, {} of weights, KV pool {} tokens)", path,
                          l.info.architecture, gib(static_cast<double>(l.weight_bytes)),
                          l.kv_tokens);
+  if (m.tp) {
+    // Fresh probes with the model in memory (still under switch_mu: no other control message).
+    if (auto c = gather_cluster_locked(m); !c.ok())
+      logger("engine")->warn("{}", c.status().message());
+  }
   m.emit("load_done", {{"model", l.info.id},
                        {"path", path},
                        {"weight_bytes", l.weight_bytes},

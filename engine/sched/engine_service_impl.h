@@ -45,6 +45,7 @@ struct LoadedModel {
   int n_ranks = 1;
   // Tensor parallel: sends each step (and the unload) to the other ranks; null on one rank.
   std::unique_ptr<TpDriver> tp_driver;
+  std::mutex tp_send_mu;  // held while a step or a cluster message goes to the other ranks
   // Image input: the vision projector (mmproj) paired with the model, if any.
   std::unique_ptr<vision::VisionEncoder> vision;
   std::string mmproj_path;
@@ -95,6 +96,9 @@ struct EngineService::Impl {
   // messages in order, so two threads must never send them at once.
   std::mutex switch_mu;
   std::string tp_fault;  // guarded by mu: why the ranks stopped answering (then state kError)
+  // engine_cluster.cpp: the last gathered probes (answered while a load holds the ranks).
+  std::mutex cluster_mu;
+  nlohmann::json last_cluster;
 
   // The fault that ended multi-rank serving, or empty.
   std::string fault() const {
@@ -115,5 +119,9 @@ Result<std::shared_ptr<LoadedModel>> load_model(EngineService::Impl& m, const st
                                                 int64_t ctx_size, const std::string& mmproj = "");
 // Returns true when a model was loaded.
 bool unload_model(EngineService::Impl& m);
+
+// engine_cluster.cpp: every rank's probe (GET /engine/cluster), kept as last_cluster. The caller
+// holds switch_mu (or no other thread sends control messages yet).
+Result<nlohmann::json> gather_cluster_locked(EngineService::Impl& m);
 
 }  // namespace arc

@@ -276,7 +276,11 @@ Result<std::shared_ptr<LoadedModel>> load_model(EngineService::Impl& m, const st
     l->exec->set_tensor_parallel(l->tensor_comm ? l->tensor_comm.get() : &m.tp->comm(),
                                  plan.vocab_begin);
     l->tp_driver = std::make_unique<TpDriver>(m.tp->comm(), *l->exec, *l->kv);
-    so.forward = [d = l->tp_driver.get()](const ForwardBatch& b) { return d->step(b); };
+    // tp_send_mu: a probe or link test (engine_cluster.cpp) goes between steps, never inside.
+    so.forward = [d = l->tp_driver.get(), mu = &l->tp_send_mu](const ForwardBatch& b) {
+      std::lock_guard<std::mutex> lock(*mu);
+      return d->step(b);
+    };
   }
   l->scheduler = std::make_unique<Scheduler>(*l->exec, *l->kv, c.n_vocab, so);
 

@@ -257,6 +257,26 @@ void Server::Impl::install_routes() {
     if (!s.ok()) return server::send_openai_error(res, s);
     res.set_content(json({{"status", "idle"}}).dump(), "application/json");
   });
+  http.Get("/engine/cluster", [this](const Request&, Response& res) {
+    auto c = service.cluster();
+    if (!c.ok()) return server::send_openai_error(res, c.status());
+    res.set_content(c->dump(-1, ' ', false, json::error_handler_t::replace), "application/json");
+  });
+  http.Post("/engine/link-test", [this](const Request& req, Response& res) {
+    json body = json::object();  // an empty body runs the default sizes
+    if (!req.body.empty()) {
+      auto parsed = server::parse_body(req.body);
+      if (!parsed.ok()) return server::send_openai_error(res, parsed.status());
+      body = std::move(*parsed);
+    }
+    auto r = service.link_test(body);
+    // One rank, or the ranks busy loading: a conflict with the engine's state, not an outage.
+    if (!r.ok()) {
+      const bool conflict = r.status().code() == StatusCode::kFailedPrecondition;
+      return server::send_openai_error(res, r.status(), conflict ? 409 : 0);
+    }
+    res.set_content(r->dump(), "application/json");
+  });
   http.Post("/engine/fit", [this](const Request& req, Response& res) {
     auto body = server::parse_body(req.body);
     if (!body.ok()) return server::send_openai_error(res, body.status());

@@ -211,7 +211,25 @@ struct Session {
   std::vector<int64_t> cached;
   int ranks = 0;
   std::string error;
+  // GET /engine/cluster and POST /engine/link-test, with a model loaded and with none.
+  std::vector<json> cluster;
+  std::vector<int> link_status;
+  std::vector<json> link;
 };
+
+// The cluster routes between chats: every rank's probe, and a small link test, whose messages
+// reach the workers in their step loop (model loaded) or their idle loop (none).
+void cluster_checks(httplib::Client& c, Session& s, bool defaults = false) {
+  auto cl = c.Get("/engine/cluster");
+  s.cluster.push_back(cl && cl->status == 200 ? json::parse(cl->body) : json());
+  // Without "iterations" (as the app's button asks): the count comes from the size. The default
+  // sizes take tens of seconds on an oversubscribed test box, so one small size here.
+  const std::string body = defaults ? json({{"sizes", {4096}}}).dump()
+                                    : json({{"sizes", {4096, 1 << 20}}, {"iterations", 3}}).dump();
+  auto lt = c.Post("/engine/link-test", body, "application/json");
+  s.link_status.push_back(lt ? lt->status : 0);
+  s.link.push_back(lt ? json::parse(lt->body, nullptr, false) : json());
+}
 
 Session script(int port) {
   Session s;
@@ -256,11 +274,13 @@ Session script(int port) {
   s.texts.insert(s.texts.end(), parallel.begin(), parallel.end());
   auto st = c.Get("/engine/status");
   if (st) s.ranks = json::parse(st->body).value("ranks", 0);
+  cluster_checks(c, s);
 
   // Unload, then load model B on every rank.
   auto u = c.Post("/engine/unload", "", "application/json");
   if (!u || u->status != 200) s.error = "unload failed";
   if (!wait_state(port, "idle", 10)) s.error = "not idle after unload";
+  cluster_checks(c, s, /*defaults=*/true);
   auto l = c.Post("/engine/load", json({{"model", TpServe::model_b()}}).dump(), "application/json");
   if (!l || l->status != 202) s.error = "load failed: " + (l ? l->body : "no answer");
   if (!wait_state(port, "ready", 30)) s.error = "model B not ready";
@@ -298,6 +318,33 @@ TEST_F(TpServe, TwoRanksAnswerLikeOneThenSwitchModels) {
   for (size_t i = 0; i < one.texts.size(); ++i) {
     EXPECT_FALSE(one.texts[i].empty()) << "request " << i;
     EXPECT_EQ(one.texts[i], two.texts[i]) << "request " << i;
+  }
+  // One rank: its own probe, and the link test refused as a conflict with a reason.
+  ASSERT_EQ(one.cluster.size(), 2u);
+  for (size_t i = 0; i < 2; ++i) {
+    EXPECT_EQ(one.cluster[i].value("ranks", 0), 1);
+    EXPECT_EQ(one.link_status[i], 409);
+    EXPECT_NE(one.link[i].dump().find("two or more ranks"), std::string::npos) << one.link[i];
+    // Two ranks on this machine: two probes of the same host, mapped to ranks 0 and 1.
+    const json& c2 = two.cluster.at(i);
+    ASSERT_EQ(c2.value("ranks", 0), 2) << c2;
+    ASSERT_EQ(c2["nodes"].size(), 2u);
+    EXPECT_EQ(c2["nodes"][1]["rank"], 1);
+    EXPECT_FALSE(c2["nodes"][1]["probe"].value("hostname", "").empty());
+    EXPECT_EQ(c2["nodes"][0]["host"], c2["nodes"][1]["host"]);
+    EXPECT_EQ(c2["hosts"].size(), 1u);
+    EXPECT_EQ(c2["hosts"][0]["ranks"], json::array({0, 1}));
+    EXPECT_EQ(c2["nodes"][0]["host"], one.cluster[i]["nodes"][0]["host"]);
+    ASSERT_EQ(two.link_status[i], 200) << two.link[i];
+    // Loaded: two sizes, 3 times each; idle: 4 KiB as often as its size gives (200).
+    ASSERT_EQ(two.link[i]["results"].size(), i == 0 ? 2u : 1u) << two.link[i];
+    for (const auto& r : two.link[i]["results"]) {
+      EXPECT_TRUE(r.value("correct", false)) << r;
+      EXPECT_GT(r.value("algbw_gbs", 0.0), 0.0) << r;
+    }
+    EXPECT_EQ(two.link[i]["results"][0]["iterations"], i == 0 ? 3 : 200);
+    EXPECT_EQ(two.link[i]["results"][0]["bytes"], 4096);
+    EXPECT_EQ(two.link[i].value("model_loaded", true), i == 0);
   }
   // The second chat extends the first: its leading blocks came from the prefix cache.
   ASSERT_GE(two.cached.size(), 2u);

@@ -59,6 +59,9 @@ class EngineService final : public InferenceService {
   Result<nlohmann::json> fit(const nlohmann::json& request) const override;
   std::string metrics_text() const override;
   void set_event_sink(EngineEventSink sink) override;
+  // engine_cluster.cpp
+  Result<nlohmann::json> cluster() override;
+  Result<nlohmann::json> link_test(const nlohmann::json& request) override;
 
   struct Impl;
 

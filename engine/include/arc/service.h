@@ -164,6 +164,17 @@ class InferenceService {
   virtual Result<nlohmann::json> fit(const nlohmann::json& request) const = 0;
   virtual std::string metrics_text() const = 0;  // Prometheus text exposition
 
+  // Cluster page: every rank's node probe with the rank -> host mapping (GET /engine/cluster),
+  // and a timed all-reduce across the ranks (POST /engine/link-test). Services without ranks
+  // keep these defaults.
+  virtual Result<nlohmann::json> cluster() {
+    return unimplemented("this engine does not report its cluster");
+  }
+  virtual Result<nlohmann::json> link_test(const nlohmann::json& request) {
+    (void)request;
+    return unimplemented("this engine has no link test");
+  }
+
   // The server subscribes once; the service calls it for every engine event.
   virtual void set_event_sink(EngineEventSink sink) = 0;
 };
