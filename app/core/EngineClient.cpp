@@ -168,7 +168,7 @@ void EngineClient::fetchLocalModels() {
 }
 
 void EngineClient::loadModel(const QString& path, qint64 contextSize) {
-  QJsonObject body{{QStringLiteral("path"), path}};
+  QJsonObject body{{QStringLiteral("model"), path}};
   if (contextSize > 0) body.insert(QStringLiteral("ctx_size"), contextSize);
   handleJson(
       post(QStringLiteral("/engine/load"), body), QStringLiteral("/engine/load"),

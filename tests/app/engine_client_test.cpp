@@ -157,12 +157,12 @@ TEST_F(EngineClientTest, LoadRefusalCarriesNumbersAndLocalModelsParse) {
   EXPECT_TRUE(e.describe().contains(QStringLiteral("128.0 GiB")));
   EXPECT_TRUE(e.describe().contains(QStringLiteral("64.0 GiB")));
   EXPECT_EQ(local.first().at(0).toJsonArray().size(), 2);
-  // The load request carried the path and the context size.
+  // The load request carried the path (as "model", the engine's key) and the context size.
   bool found = false;
   for (const auto& r : engine.requests) {
     if (r.path != "/engine/load") continue;
     const QJsonObject body = QJsonDocument::fromJson(r.body).object();
-    EXPECT_EQ(body.value(QStringLiteral("path")).toString(), QStringLiteral("/m/a.gguf"));
+    EXPECT_EQ(body.value(QStringLiteral("model")).toString(), QStringLiteral("/m/a.gguf"));
     EXPECT_EQ(body.value(QStringLiteral("ctx_size")).toInteger(), 8192);
     found = true;
   }
