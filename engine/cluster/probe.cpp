@@ -86,23 +86,30 @@ std::vector<std::string> list_dir(const fs::path& p) {
   return out;
 }
 
+// Calls fn(key, value) for every "key: value" line of a procfs text (lines without a colon are
+// skipped; key and value are untrimmed views into `text`).
+template <class Fn>
+void for_each_key_value(std::string_view text, Fn&& fn) {
+  size_t at = 0;
+  while (at < text.size()) {
+    size_t nl = text.find('\n', at);
+    if (nl == std::string_view::npos) nl = text.size();
+    const std::string_view line = text.substr(at, nl - at);
+    at = nl + 1;
+    const auto colon = line.find(':');
+    if (colon != std::string_view::npos) fn(line.substr(0, colon), line.substr(colon + 1));
+  }
+}
+
 void read_meminfo(const fs::path& root, MemoryState& m) {
   auto text = read_text(root / "proc/meminfo");
   if (!text) return;
   std::map<std::string, uint64_t> kib;
-  size_t at = 0;
-  while (at < text->size()) {
-    size_t nl = text->find('\n', at);
-    if (nl == std::string::npos) nl = text->size();
-    std::string_view line(text->data() + at, nl - at);
-    at = nl + 1;
-    const auto colon = line.find(':');
-    if (colon == std::string_view::npos) continue;
-    auto v = parse_int(line.substr(colon + 1));
+  for_each_key_value(*text, [&](std::string_view key, std::string_view value) {
+    auto v = parse_int(value);
     // Values are in kB; a negative or absurd one (over 2^50 kB) is not believed.
-    if (!v || *v < 0 || *v > (int64_t{1} << 50)) continue;
-    kib[std::string(line.substr(0, colon))] = static_cast<uint64_t>(*v);
-  }
+    if (v && *v >= 0 && *v <= (int64_t{1} << 50)) kib[std::string(key)] = static_cast<uint64_t>(*v);
+  });
   auto get = [&](const char* key) -> std::optional<uint64_t> {
     auto it = kib.find(key);
     if (it == kib.end()) return std::nullopt;
@@ -152,16 +159,9 @@ void read_cpuinfo(const fs::path& root, NodeProbe& n) {
   std::string model;
   int64_t implementer = -1;
   std::vector<std::string> arm;  // one per processor, in order
-  size_t at = 0;
-  while (at < text->size()) {
-    size_t nl = text->find('\n', at);
-    if (nl == std::string::npos) nl = text->size();
-    std::string_view line(text->data() + at, nl - at);
-    at = nl + 1;
-    const auto colon = line.find(':');
-    if (colon == std::string_view::npos) continue;
-    const std::string key = trim(line.substr(0, colon));
-    const std::string value = trim(line.substr(colon + 1));
+  for_each_key_value(*text, [&](std::string_view raw_key, std::string_view raw_value) {
+    const std::string key = trim(raw_key);
+    const std::string value = trim(raw_value);
     if (key == "processor") {
       ++processors;
     } else if (key == "model name" && model.empty()) {
@@ -171,7 +171,7 @@ void read_cpuinfo(const fs::path& root, NodeProbe& n) {
     } else if (key == "CPU part" && implementer >= 0) {
       arm.push_back(arm_core_name(implementer, std::strtoll(value.c_str(), nullptr, 0)));
     }
-  }
+  });
   if (processors > 0) n.cpu_cores = processors;
   if (!model.empty()) {
     n.cpu_model = model;
