@@ -217,11 +217,16 @@ bool moe_ffn_at(IsaLevel level, const MoeFfnArgs& a, Parallel* pool, Workspace* 
       }
     }
   }
+  // A claimed range of items is run as few kernel calls as possible: consecutive items of one
+  // expert are one row range, so the kernel's prefetch streams through it instead of starting
+  // cold every kItemRows rows (row results do not depend on how the rows are split).
   parallel_for(pool, n_groups * ff_blocks, 1, [&](int64_t i0, int64_t i1) {
-    for (int64_t i = i0; i < i1; ++i) {
+    for (int64_t i = i0; i < i1;) {
       const int64_t gi = i / ff_blocks;
+      const int64_t j = std::min(i1, (gi + 1) * ff_blocks);  // items [i, j) are this expert's
       const Group& gr = groups[gi];
-      const int64_t o0 = (i % ff_blocks) * kItemRows, o1 = std::min(n_ff, o0 + kItemRows);
+      const int64_t o0 = (i % ff_blocks) * kItemRows;
+      const int64_t o1 = std::min(n_ff, ((j - 1) % ff_blocks + 1) * kItemRows);
       RowsArgs r;
       r.n_in = n_embd;
       r.n_tokens = gr.n;
@@ -242,25 +247,33 @@ bool moe_ffn_at(IsaLevel level, const MoeFfnArgs& a, Parallel* pool, Workspace* 
       for (int64_t t = gr.begin; t < gr.begin + gr.n; ++t) {
         swiglu(g + t * n_ff + o0, u + t * n_ff + o0, g + t * n_ff + o0, o1 - o0);
       }
-      if (!h_quantized) continue;
-      for (int64_t qb = o0 / h_block; qb <= (o1 - 1) / h_block; ++qb) {
-        std::atomic_ref<int64_t> left(pending[gi * h_blocks + qb]);
-        if (left.fetch_sub(1, std::memory_order_acq_rel) != 1) continue;
-        const size_t off = static_cast<size_t>(qb) * h_info->block_bytes;
-        for (int64_t t = gr.begin; t < gr.begin + gr.n; ++t) {
-          quantize_act(level, h_type, g + t * n_ff + qb * h_block, hq + t * h.stride + off,
-                       h_block);
+      for (; h_quantized && i < j; ++i) {  // each item's share of its activation blocks
+        const int64_t q0 = (i % ff_blocks) * kItemRows;
+        const int64_t q1 = std::min(n_ff, q0 + kItemRows);
+        for (int64_t qb = q0 / h_block; qb <= (q1 - 1) / h_block; ++qb) {
+          std::atomic_ref<int64_t> left(pending[gi * h_blocks + qb]);
+          if (left.fetch_sub(1, std::memory_order_acq_rel) != 1) continue;
+          const size_t off = static_cast<size_t>(qb) * h_info->block_bytes;
+          for (int64_t t = gr.begin; t < gr.begin + gr.n; ++t) {
+            quantize_act(level, h_type, g + t * n_ff + qb * h_block, hq + t * h.stride + off,
+                         h_block);
+          }
         }
       }
+      i = j;
     }
   });
 
   // Down rows of every expert. out: [n_slots, n_embd] in expert order.
   const int64_t embd_blocks = (n_embd + kItemRows - 1) / kItemRows;
   parallel_for(pool, n_groups * embd_blocks, 1, [&](int64_t i0, int64_t i1) {
-    for (int64_t i = i0; i < i1; ++i) {
-      const Group& gr = groups[i / embd_blocks];
-      const int64_t o0 = (i % embd_blocks) * kItemRows, o1 = std::min(n_embd, o0 + kItemRows);
+    for (int64_t i = i0; i < i1;) {
+      const int64_t gi = i / embd_blocks;
+      const int64_t j = std::min(i1, (gi + 1) * embd_blocks);  // items [i, j): one expert
+      const Group& gr = groups[gi];
+      const int64_t o0 = (i % embd_blocks) * kItemRows;
+      const int64_t o1 = std::min(n_embd, ((j - 1) % embd_blocks + 1) * kItemRows);
+      i = j;
       RowsArgs r;
       r.n_in = n_ff;
       r.n_tokens = gr.n;
