@@ -582,10 +582,12 @@ struct ForwardExecutor::Impl {
     h_all.resize(static_cast<size_t>(n_out * v_all));
     if (tp->on_stream()) {
       // Gathered on the device after the output head, then one download; settle() waits for
-      // the step under the collective deadline (a dead peer never leaves sync() blocked).
+      // the step under the collective deadline (a dead peer never leaves sync() blocked). It
+      // comes before the download: a download larger than the pinned arena is a pageable copy,
+      // which blocks the host until the stream (the gather included) is done, with no deadline.
       ARC_RETURN_IF_ERROR(tp->all_gather(d_logits, counts, d_all));
-      be.download(h_all.data(), d_all, sizeof(float) * h_all.size());
       Status settled = tp->settle();
+      if (settled.ok()) be.download(h_all.data(), d_all, sizeof(float) * h_all.size());
       ARC_RETURN_IF_ERROR(be.sync());
       ARC_RETURN_IF_ERROR(settled);
     } else {
