@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
@@ -126,6 +127,24 @@ inline int all_ranks_verdict(Communicator& comm, int rc) {
   float bad = rc != 0 ? 1.0f : 0.0f;
   (void)comm.all_reduce_sum(&bad, 1);
   return bad > 0 ? 1 : 0;
+}
+
+// main() of the tests run under mpirun: one MPI communicator in *comm_slot while the tests run,
+// one report (rank 0's), and the job fails when any rank's tests fail.
+inline int run_all_ranks(int argc, char** argv, MpiCommunicator** comm_slot) {
+  auto session = MpiSession::init(&argc, &argv);
+  if (!session.ok()) return 2;
+  auto comm = MpiCommunicator::create(**session, std::chrono::seconds(60));
+  if (!comm.ok()) return 2;
+  *comm_slot = comm->get();
+  ::testing::InitGoogleTest(&argc, argv);
+  if ((*comm)->rank() != 0) {
+    auto& l = ::testing::UnitTest::GetInstance()->listeners();
+    delete l.Release(l.default_result_printer());
+  }
+  const int rc = all_ranks_verdict(**comm, RUN_ALL_TESTS());
+  *comm_slot = nullptr;
+  return rc;
 }
 
 }  // namespace arc::tptest

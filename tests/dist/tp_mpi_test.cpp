@@ -8,6 +8,7 @@
 #include "arc/communicator.h"
 #include "arc/shard_plan.h"
 #include "arc/tp_session.h"
+#include "dist/tp_load_util.h"
 #include "model/test_util.h"
 
 namespace arc {
@@ -15,49 +16,8 @@ namespace {
 
 MpiCommunicator* g_comm = nullptr;  // set by main for the test's lifetime
 
-struct Decode {
-  std::vector<int32_t> tokens;  // greedy tokens
-  std::vector<float> logits;    // every step's last-row logits
-  Status status;
-};
-
-int32_t argmax(const float* v, int64_t n) {
-  return static_cast<int32_t>(std::max_element(v, v + n) - v);
-}
-
-// Prefill of a fixed prompt, then greedy steps; `step` runs one batch.
-template <typename AddSeq, typename Reserve, typename Step>
-Decode greedy(int64_t n_vocab, AddSeq add_seq, Reserve reserve, Step step) {
-  const std::vector<int32_t> prompt = {1, 17, 42, 99, 7, 23};
-  const int n_new = 6;
-  Decode d;
-  Result<int32_t> seq = add_seq();
-  if (!seq.ok()) return {{}, {}, seq.status()};
-  if (Status s = reserve(*seq, static_cast<int64_t>(prompt.size()) + n_new); !s.ok()) {
-    return {{}, {}, s};
-  }
-  std::vector<int32_t> toks = prompt, pos, seqs;
-  for (size_t i = 0; i < prompt.size(); ++i) {
-    pos.push_back(static_cast<int32_t>(i));
-    seqs.push_back(*seq);
-  }
-  for (int k = 0; k < n_new; ++k) {
-    ForwardBatch b;
-    b.tokens = toks;
-    b.positions = pos;
-    b.seq_ids = seqs;
-    Result<std::vector<float>> l = step(b);
-    if (!l.ok()) return {d.tokens, d.logits, l.status()};
-    const int32_t next = argmax(l->data(), n_vocab);
-    d.tokens.push_back(next);
-    d.logits.insert(d.logits.end(), l->begin(), l->begin() + n_vocab);
-    const int32_t p = pos.back() + 1;
-    toks = {next};
-    pos = {p};
-    seqs = {*seq};
-  }
-  return d;
-}
+using tptest::Decode;
+using tptest::greedy;
 
 void compare_tp(const TestModelOptions& o, float tol) {
   Communicator& comm = *g_comm;
@@ -299,24 +259,5 @@ TEST(TensorParallel, UnevenPlanRefusedOnEveryRank) {
 }  // namespace arc
 
 int main(int argc, char** argv) {
-  auto session = arc::MpiSession::init(&argc, &argv);
-  if (!session.ok()) return 2;
-  int rc = 0;
-  {
-    auto comm = arc::MpiCommunicator::create(**session, std::chrono::seconds(60));
-    if (!comm.ok()) return 2;
-    arc::g_comm = comm->get();
-    ::testing::InitGoogleTest(&argc, argv);
-    if ((*comm)->rank() != 0) {  // one report: rank 0's
-      auto& l = ::testing::UnitTest::GetInstance()->listeners();
-      delete l.Release(l.default_result_printer());
-    }
-    rc = RUN_ALL_TESTS();
-    // Every rank's verdict counts.
-    float bad = rc != 0 ? 1.0f : 0.0f;
-    (void)(*comm)->all_reduce_sum(&bad, 1);
-    rc = bad > 0 ? 1 : 0;
-    arc::g_comm = nullptr;
-  }
-  return rc;
+  return arc::tptest::run_all_ranks(argc, argv, &arc::g_comm);
 }

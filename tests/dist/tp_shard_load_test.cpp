@@ -225,20 +225,5 @@ TEST(OnStreamCollectives, ForwardMatchesTheWholeModelAndSettlesEveryStep) {
 }  // namespace arc
 
 int main(int argc, char** argv) {
-  auto session = arc::MpiSession::init(&argc, &argv);
-  if (!session.ok()) return 2;
-  int rc = 0;
-  {
-    auto comm = arc::MpiCommunicator::create(**session, std::chrono::seconds(60));
-    if (!comm.ok()) return 2;
-    arc::g_comm = comm->get();
-    ::testing::InitGoogleTest(&argc, argv);
-    if ((*comm)->rank() != 0) {  // one report: rank 0's
-      auto& l = ::testing::UnitTest::GetInstance()->listeners();
-      delete l.Release(l.default_result_printer());
-    }
-    rc = arc::tptest::all_ranks_verdict(**comm, RUN_ALL_TESTS());
-    arc::g_comm = nullptr;
-  }
-  return rc;
+  return arc::tptest::run_all_ranks(argc, argv, &arc::g_comm);
 }
