@@ -6,6 +6,7 @@
 
 #include "arc/vision_encoder.h"
 #include "model/reference_vision.h"
+#include "model/vision_test_util.h"
 #include "vision/test_mmproj.h"
 
 namespace arc::testing {
@@ -14,33 +15,6 @@ namespace {
 using vision::PatchGrid;
 using vision::TestMmprojOptions;
 using vision::VisionEncoder;
-
-PatchGrid random_grid(int t, int h, int w, int64_t patch, uint64_t seed) {
-  PatchGrid g;
-  g.t = t;
-  g.h = h;
-  g.w = w;
-  g.patch_dim = static_cast<int>(3 * 2 * patch * patch);
-  g.pixels.resize(static_cast<size_t>(g.n_patches() * g.patch_dim));
-  uint64_t s = seed;
-  for (float& v : g.pixels) {
-    s = s * 6364136223846793005ull + 1442695040888963407ull;
-    v = static_cast<float>(static_cast<double>(s >> 11) / 9007199254740992.0 * 2.0 - 1.0);
-  }
-  return g;
-}
-
-double rel_err(const std::vector<float>& got, const std::vector<std::vector<double>>& want) {
-  double num = 0.0, den = 0.0;
-  size_t k = 0;
-  for (const auto& row : want) {
-    for (double v : row) {
-      num = std::max(num, std::fabs(got[k++] - v));
-      den = std::max(den, std::fabs(v));
-    }
-  }
-  return num / std::max(den, 1e-12);
-}
 
 struct Case {
   const char* name;
