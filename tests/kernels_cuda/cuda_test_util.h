@@ -10,6 +10,7 @@
 #include <random>
 #include <vector>
 
+#include "arc/kernels/attention.h"
 #include "arc/kernels/cuda_errors.h"
 #include "arc/kernels/cuda_ops.h"
 
@@ -78,6 +79,31 @@ class CudaTest : public ::testing::Test {
   void sync() {
     ASSERT_EQ(cudaStreamSynchronize(stream_), cudaSuccess);
     ASSERT_EQ(cudaGetLastError(), cudaSuccess);
+  }
+
+  // Runs ref::paged_attention on `a` (host memory; the reference goes to a.out) and the CUDA
+  // kernel on device copies of its queries and token lists with the device caches and block
+  // tables given. Returns the device output [n_tokens, n_head * head_dim], empty on failure.
+  std::vector<float> device_paged_attention(PagedAttentionArgs a, const void* k_cache,
+                                            const void* v_cache, const int32_t* block_tables) {
+    ref::paged_attention(a);
+    const size_t n_q = static_cast<size_t>(a.n_tokens * a.n_head * a.head_dim);
+    Dev<float> dq(std::vector<float>(a.q, a.q + n_q)), dout(n_q);
+    Dev<int32_t> dseq(std::vector<int32_t>(a.token_seq, a.token_seq + a.n_tokens));
+    Dev<int32_t> dpos(std::vector<int32_t>(a.token_pos, a.token_pos + a.n_tokens));
+    a.q = dq.get();
+    a.out = dout.get();
+    a.k_cache = k_cache;
+    a.v_cache = v_cache;
+    a.token_seq = dseq.get();
+    a.token_pos = dpos.get();
+    a.block_tables = block_tables;
+    if (!paged_attention(ctx_, a)) {
+      ADD_FAILURE() << "paged_attention refused the arguments";
+      return {};
+    }
+    sync();
+    return dout.download();
   }
 
   cudaStream_t stream_ = nullptr;
