@@ -116,24 +116,37 @@ Experts make_experts(DType gt, DType dt, int64_t n_exp, int64_t n_embd, int64_t 
 
 constexpr int64_t kExperts = 8, kEmbd = 256, kFf = 256;
 
+// Routing of n_tok random tokens over kExperts experts, k per token (router logits from `seed`).
+struct Routing {
+  std::vector<int32_t> ids;  // [n_tok, k]
+  std::vector<float> w;      // [n_tok, k]
+};
+
+Routing route_random(int64_t n_tok, int64_t k, uint32_t seed,
+                     RouterScoring scoring = RouterScoring::kSoftmax) {
+  const auto logits = random_floats(n_tok * kExperts, seed);
+  Routing rt{std::vector<int32_t>(n_tok * k), std::vector<float>(n_tok * k)};
+  RouterArgs r;
+  r.logits = logits.data();
+  r.n_tokens = n_tok;
+  r.n_expert = kExperts;
+  r.k = k;
+  r.scoring = scoring;
+  r.ids = rt.ids.data();
+  r.weights = rt.w.data();
+  moe_route(r);
+  return rt;
+}
+
 void check_ffn(cpu::IsaLevel level, const Experts& ex, DType gt, DType dt, int64_t n_tok,
                RouterScoring scoring, Parallel* pool) {
   SCOPED_TRACE(std::string(cpu::isa_name(level)) + " " + std::string(dtype_name(gt)) + "/" +
                std::string(dtype_name(dt)) + " tokens=" + std::to_string(n_tok));
   const int64_t n_exp = kExperts, n_embd = kEmbd, n_ff = kFf, k = 2;
   const auto x = random_floats(n_tok * n_embd, 41);
-  const auto logits = random_floats(n_tok * n_exp, 42);
-  std::vector<int32_t> ids(n_tok * k);
-  std::vector<float> w(n_tok * k);
-  RouterArgs r;
-  r.logits = logits.data();
-  r.n_tokens = n_tok;
-  r.n_expert = n_exp;
-  r.k = k;
-  r.scoring = scoring;
-  r.ids = ids.data();
-  r.weights = w.data();
-  moe_route(r);
+  const Routing rt = route_random(n_tok, k, 42, scoring);
+  const std::vector<int32_t>& ids = rt.ids;
+  const std::vector<float>& w = rt.w;
 
   MoeFfnArgs a;
   a.x = x.data();
@@ -194,17 +207,9 @@ TEST(MoeFfn, PrefillGroupingEqualsPerTokenDecode) {
   const Experts ex = make_experts(DType::Q4_K, DType::Q6_K, kExperts, kEmbd, kFf);
   const int64_t n_tok = 9, k = 3;
   const auto x = random_floats(n_tok * kEmbd, 51);
-  const auto logits = random_floats(n_tok * kExperts, 52);
-  std::vector<int32_t> ids(n_tok * k);
-  std::vector<float> w(n_tok * k);
-  RouterArgs r;
-  r.logits = logits.data();
-  r.n_tokens = n_tok;
-  r.n_expert = kExperts;
-  r.k = k;
-  r.ids = ids.data();
-  r.weights = w.data();
-  moe_route(r);
+  const Routing rt = route_random(n_tok, k, 52);
+  const std::vector<int32_t>& ids = rt.ids;
+  const std::vector<float>& w = rt.w;
   for (cpu::IsaLevel level : cpu::available_isas()) {
     MoeFfnArgs a;
     a.n_embd = kEmbd;
@@ -250,17 +255,9 @@ TEST(MoeFfn, FusedLoopsEqualOpByOpComposition) {
                         Case{DType::Q8_0, DType::Q4_K}}) {
     const Experts ex = make_experts(c.gt, c.dt, kExperts, kEmbd, kFf);
     const auto x = random_floats(n_tok * kEmbd, 61);
-    const auto logits = random_floats(n_tok * kExperts, 62);
-    std::vector<int32_t> ids(n_tok * k);
-    std::vector<float> w(n_tok * k);
-    RouterArgs r;
-    r.logits = logits.data();
-    r.n_tokens = n_tok;
-    r.n_expert = kExperts;
-    r.k = k;
-    r.ids = ids.data();
-    r.weights = w.data();
-    moe_route(r);
+    const Routing rt = route_random(n_tok, k, 62);
+    const std::vector<int32_t>& ids = rt.ids;
+    const std::vector<float>& w = rt.w;
     const size_t g_bytes = *dtype_row_bytes(c.gt, kEmbd) * kFf;
     const size_t d_bytes = *dtype_row_bytes(c.dt, kFf) * kEmbd;
     for (cpu::IsaLevel level : cpu::available_isas()) {
