@@ -563,7 +563,7 @@ struct ForwardExecutor::Impl {
       a.ids = c.ids.data();
       a.values = c.values.data();
       a.stats = c.stats.data();
-      kernels::top_candidates_ref(a);
+      kernels::top_candidates(a);
       // Every row is here already: whole-row requests and fallbacks need no download.
       for (int64_t r = 0; r < c.n_rows; ++r) c.full_at[r] = r;
       c.full.swap(h_logits);

@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "arc/kernels/candidates.h"
 #include "arc/kernels/cpu_dispatch.h"
 #include "arc/kernels/matmul.h"
 #include "arc/kernels/quant.h"
@@ -179,6 +180,43 @@ void BM_ReadBandwidth(benchmark::State& state) {
   }
 }
 
+// Sampling candidates on the host (the CPU backend's path after every decode step) over a
+// Qwen3-sized vocabulary: k = 1 (greedy), k = 1024 with the tempered mass (temperature sampling
+// without top_k), and with logprobs (the log-sum-exp pass) on top; ref:1 is the scalar
+// reference the fast path replaced.
+void BM_Candidates(benchmark::State& state) {
+  const int64_t n_vocab = 151936;
+  std::vector<float> logits(static_cast<size_t>(n_vocab));
+  std::mt19937 rng(3);
+  std::normal_distribution<float> nd(0, 3);
+  for (auto& v : logits) v = nd(rng);
+  arc::kernels::CandidateRow row;
+  row.k = static_cast<int32_t>(state.range(0));
+  row.flags = static_cast<uint32_t>(state.range(1));
+  row.temperature = 0.7f;
+  std::vector<int32_t> ids(static_cast<size_t>(row.k));
+  std::vector<float> values(static_cast<size_t>(row.k));
+  double stats[3];
+  arc::kernels::TopCandidatesArgs a;
+  a.logits = logits.data();
+  a.n_rows = 1;
+  a.n_vocab = n_vocab;
+  a.rows = &row;
+  a.k_stride = row.k;
+  a.ids = ids.data();
+  a.values = values.data();
+  a.stats = stats;
+  const bool ref = state.range(2) != 0;
+  for (auto _ : state) {
+    if (ref) {
+      arc::kernels::top_candidates_ref(a);
+    } else {
+      arc::kernels::top_candidates(a);
+    }
+    benchmark::DoNotOptimize(ids.data());
+  }
+}
+
 constexpr int64_t kOut = 14336, kIn = 4096;  // an FFN up/gate projection of a 7-8B model
 constexpr size_t kMinBytes = size_t{512} << 20;
 
@@ -187,6 +225,13 @@ void register_all() {
       ->UseManualTime()
       ->Iterations(1)
       ->Unit(benchmark::kMillisecond);
+  benchmark::RegisterBenchmark("Candidates/vocab:151936", BM_Candidates)
+      ->ArgsProduct({{1, 1024},
+                     {0, arc::kernels::kCandidateMass,
+                      arc::kernels::kCandidateMass | arc::kernels::kCandidateLse},
+                     {0, 1}})
+      ->ArgNames({"k", "flags", "ref"})
+      ->Unit(benchmark::kMicrosecond);
   const cpu::IsaLevel best = cpu::best_isa();
   for (DType t : {DType::Q4_K, DType::Q5_K, DType::Q6_K, DType::Q8_0, DType::Q4_0, DType::MXFP4,
                   DType::F16, DType::BF16}) {

@@ -175,7 +175,9 @@ int run_lockstep(const Case& cs, int64_t n_vocab, uint64_t seed, int steps, bool
         // Rows with logprobs have no penalties here (candidate_row refuses the mix).
         const auto lp = candidate_logprob(c, got);
         EXPECT_TRUE(lp.has_value());
-        if (lp) EXPECT_EQ(*lp, token_logprob(l, got));
+        if (lp) {
+          EXPECT_EQ(*lp, token_logprob(l, got));
+        }
         const auto top = candidate_top_logprobs(c, top_logprobs);
         const auto want_top = arc::top_logprobs(l, top_logprobs);
         EXPECT_EQ(top.size(), want_top.size());

@@ -8,8 +8,9 @@
 // no fused multiply-add: x' = x > 0 ? x / rep : x * rep for every distinct history token (when
 // rep != 1), then x' -= presence + frequency * count for tokens the output holds (count > 0).
 //
-// top_candidates_ref is the host implementation (the CPU path, and the oracle of the CUDA kernel);
-// cuda::top_candidates (kernels/cuda/candidates.cu) computes the same on a stream.
+// top_candidates_ref is the scalar reference (the oracle of top_candidates, the fast host path of
+// the CPU backend, and of the CUDA kernel); cuda::top_candidates (kernels/cuda/candidates.cu)
+// computes the same on a stream.
 #pragma once
 
 #include <cstddef>
@@ -63,5 +64,16 @@ float penalised_logit(float x, int32_t count, float repetition, float presence, 
 // Host implementation; every pointer is host memory. Rows with k outside 1..kMaxCandidates are
 // skipped.
 void top_candidates_ref(const TopCandidatesArgs& a);
+
+// The same on the host in linear time (kernels/cpu/candidates.cpp): ids and values equal
+// top_candidates_ref's, the stats differ from its sums by rounding only. The CPU backend's path.
+void top_candidates(const TopCandidatesArgs& a);
+
+namespace cpu {
+enum class IsaLevel : int;  // arc/kernels/cpu_dispatch.h
+// top_candidates with the sums of one instruction-set level (tests); false when the machine
+// lacks it.
+bool top_candidates_at(IsaLevel level, const TopCandidatesArgs& a);
+}  // namespace cpu
 
 }  // namespace arc::kernels
