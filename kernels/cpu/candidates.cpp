@@ -85,6 +85,22 @@ float max_logit(const float* l, int64_t n) {
   return *std::max_element(m, m + 8);
 }
 
+// Replaces the smallest key of a min-heap with `key` (larger) and sifts it down: one pass instead
+// of pop_heap + push_heap.
+void replace_min(std::vector<uint64_t>& heap, uint64_t key) {
+  const size_t n = heap.size();
+  size_t at = 0;
+  for (;;) {
+    size_t child = 2 * at + 1;
+    if (child >= n) break;
+    if (child + 1 < n && heap[child + 1] < heap[child]) ++child;
+    if (heap[child] >= key) break;
+    heap[at] = heap[child];
+    at = child;
+  }
+  heap[at] = key;
+}
+
 // The k best of l (k <= n) as rank keys, best first.
 void select_top(const float* l, int64_t n, int64_t k, std::vector<uint64_t>& heap) {
   heap.clear();
@@ -105,9 +121,7 @@ void select_top(const float* l, int64_t n, int64_t k, std::vector<uint64_t>& hea
     if (l[i] < floor) continue;
     const uint64_t key = rank_key(l[i], static_cast<int32_t>(i));
     if (key <= heap.front()) continue;
-    std::pop_heap(heap.begin(), heap.end(), worse);
-    heap.back() = key;
-    std::push_heap(heap.begin(), heap.end(), worse);
+    replace_min(heap, key);
     floor = floor_of();
   }
   std::sort(heap.begin(), heap.end(), [](uint64_t a, uint64_t b) { return a > b; });
