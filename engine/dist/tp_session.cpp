@@ -14,7 +14,8 @@ namespace {
 // Kinds 1-3 (KV operations) were retired when the block tables joined the step message.
 enum Kind : int32_t { kStep = 4, kStop = 5 };
 
-// Fixed-size control message; a step's token arrays follow in a second broadcast.
+// Fixed-size control message; a step's int32 arrays follow in a second broadcast (and its image
+// rows, if any, in a third: the layout is above TpDriver::step).
 struct Header {
   int32_t kind = 0;
   int32_t seq = 0;
@@ -81,6 +82,11 @@ Result<std::vector<float>> TpDriver::step(const ForwardBatch& batch) {
     }
     if (batch.embd_rows.empty() && !batch.embd.empty()) {
       return invalid_argument("step: embedding rows without embd_rows");
+    }
+    if (batch.embd.size() * sizeof(float) > static_cast<uint64_t>(INT32_MAX)) {
+      return invalid_argument(
+          "step: the image rows of one step exceed the 2 GiB a broadcast takes; lower "
+          "--max-batch-tokens");
     }
     std::vector<int32_t> p;
     p.insert(p.end(), batch.tokens.begin(), batch.tokens.end());
