@@ -115,7 +115,8 @@ ImageAnswer ask(httplib::Client& c, const std::string& route, const json& body) 
 }
 
 // Both APIs, a repeated image (served from the prefix cache), another image, a broken image (a
-// 400), an image after it, then an unload and a load naming the projector, and an image again.
+// 400), an image after it, text only, then an unload and a load naming the projector (another
+// file name, so it is not the automatic pairing), and an image again.
 std::vector<ImageAnswer> image_script(int port, const std::string& model,
                                       const std::string& mmproj) {
   httplib::Client c("127.0.0.1", port);
@@ -132,6 +133,9 @@ std::vector<ImageAnswer> image_script(int port, const std::string& model,
   out.push_back(ask(c, "/v1/chat/completions", openai_image(broken, "image/png")));
   out.push_back(ask(c, "/v1/messages", anthropic_image(broken, "image/png")));
   out.push_back(ask(c, "/v1/chat/completions", openai_image(jpg, "image/jpeg")));
+  json text = openai_image(png, "image/png");  // the same request without its image
+  text["messages"][0]["content"] = "look: nothing";
+  out.push_back(ask(c, "/v1/chat/completions", text));
   ImageAnswer reload;
   auto u = c.Post("/engine/unload", "", "application/json");
   if (!u || u->status != 200 || !wait_state(port, "idle", 10)) reload.body = "unload failed";
@@ -151,10 +155,12 @@ TEST(TpServeVision, ImagesThroughBothApisAnswerLikeOneRank) {
   const fs::path dir = fs::temp_directory_path() / ("arc_tp_vision_" + std::to_string(getpid()));
   fs::create_directories(dir);
   const std::string model = (dir / "model.gguf").string();
-  const std::string mmproj = (dir / "mmproj-model-f32.gguf").string();
+  const std::string paired = (dir / "mmproj-model-f32.gguf").string();
   ASSERT_EQ(run_command({kBin, "--log-level", "warn", "make-test-model", "--family", "qwen3vlmoe",
-                         "--out", model, "--layers", "3", "--seed", "7", "--mmproj", mmproj}),
+                         "--out", model, "--layers", "3", "--seed", "7", "--mmproj", paired}),
             0);
+  const std::string mmproj = (dir / "projector.gguf").string();  // named in the reload
+  fs::copy_file(paired, mmproj);
   std::vector<std::string> args = {"--log-level", "warn",      "serve", "--port",
                                    "0",           "--model",   model,   "--ctx-size",
                                    "512",         "--threads", "1",     "--max-batch-tokens",
@@ -173,17 +179,26 @@ TEST(TpServeVision, ImagesThroughBothApisAnswerLikeOneRank) {
   {
     Job j;
     args.insert(args.end(), {"--tp", "2", "--tp-timeout", "20"});
+    args[1] = "info";  // the encoder's load line, once per load and rank that loads it
     ASSERT_TRUE(j.start(mpirun(2, args)));
     const int port = j.wait_port(30);
     ASSERT_GT(port, 0) << j.stderr_text();
     ASSERT_TRUE(wait_state(port, "ready", 30)) << j.stderr_text();
     two = image_script(port, model, mmproj);
     j.stop();
+    // Only rank 0 loaded the projector: once at start, once after the reload.
+    const std::string err = j.stderr_text();
+    int loads = 0;
+    for (size_t at = err.find("vision encoder on the"); at != std::string::npos;
+         at = err.find("vision encoder on the", at + 1)) {
+      ++loads;
+    }
+    EXPECT_EQ(loads, 2) << err;
   }
   fs::remove_all(dir);
-  ASSERT_EQ(one.size(), 8u);
+  ASSERT_EQ(one.size(), 9u);
   ASSERT_EQ(two.size(), one.size());
-  const std::vector<int> want = {200, 200, 200, 200, 400, 400, 200, 200};
+  const std::vector<int> want = {200, 200, 200, 200, 400, 400, 200, 200, 200};
   for (size_t i = 0; i < one.size(); ++i) {
     EXPECT_EQ(one[i].status, want[i]) << "request " << i << ", one rank: " << one[i].body;
     EXPECT_EQ(two[i].status, want[i]) << "request " << i << ", two ranks: " << two[i].body;
@@ -201,6 +216,7 @@ TEST(TpServeVision, ImagesThroughBothApisAnswerLikeOneRank) {
   }
   // The broken image is refused with the decoder's reason, on both APIs.
   EXPECT_NE(two[4].body.find("image 1"), std::string::npos) << two[4].body;
+  EXPECT_NE(two[5].body.find("image"), std::string::npos) << two[5].body;
   // The repeat and the Anthropic request reuse the image's cached K/V; the other image does not.
   EXPECT_GT(two[1].cached, 32);
   EXPECT_GT(two[2].cached, 32);
@@ -209,6 +225,11 @@ TEST(TpServeVision, ImagesThroughBothApisAnswerLikeOneRank) {
   ASSERT_FALSE(two[0].top.empty());
   ASSERT_FALSE(two[3].top.empty());
   EXPECT_NE(two[0].top[0], two[3].top[0]);
+  ASSERT_FALSE(two[7].top.empty());
+  EXPECT_NE(two[0].top[0], two[7].top[0]);
+  // After the reload with the named projector: the first answer again, encoded anew.
+  EXPECT_EQ(two[8].top, two[0].top);
+  EXPECT_EQ(two[8].cached, 0);
 }
 
 // `run --image --tp 2`: only rank 0 loads the projector (paired from beside the model) and
