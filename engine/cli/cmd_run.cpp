@@ -10,6 +10,7 @@
 #include <iterator>
 #include <nlohmann/json.hpp>
 #include <numeric>
+#include <optional>
 #include <sstream>
 
 #include "arc/forward.h"
@@ -75,6 +76,117 @@ int fail(const Status& s) {
   return 1;
 }
 
+// What rank 0 feeds the model: the prompt (image placeholders expanded) and its image inputs.
+struct PromptSetup {
+  std::vector<int32_t> prompt;
+  std::vector<int32_t> stop_ids;
+#ifdef ARC_RUN_HAS_TOKENIZER
+  std::optional<Tokenizer> tok;
+#endif
+  bool images = false;
+  ImagePrompt image_prompt;
+};
+
+// Rank 0 only: with --tp the workers take the tokens (and the encoder's output) from the steps.
+Result<PromptSetup> prepare_prompt(const RunOpts& o, const Model& model) {
+  const ModelConfig& c = model.config();
+  PromptSetup out;
+  // Images: the vision projector, and one placeholder per image ahead of the prompt text.
+  std::unique_ptr<vision::VisionEncoder> encoder;
+  std::string placeholders;
+  if (!o.images.empty()) {
+    if (!c.mrope()) {
+      return invalid_argument(std::string(family_name(c.family)) +
+                              " models take no images (vision families: qwen3vlmoe)");
+    }
+    const std::string mm = o.mmproj.empty() ? find_paired_mmproj(o.model) : o.mmproj;
+    if (mm.empty()) {
+      return not_found(
+          "no vision projector: give --mmproj FILE (or put the model's mmproj-*.gguf beside it)");
+    }
+    // On a backend of the model's kind (its own instance, as the server does).
+    BackendOptions vbo = o.backend;
+    vbo.cuda_graphs = false;
+    ARC_ASSIGN_OR_RETURN(auto vbe, open_backend(vbo, o.threads));
+    ARC_ASSIGN_OR_RETURN(encoder, vision::VisionEncoder::load(mm, std::move(vbe)));
+    for (size_t i = 0; i < o.images.size(); ++i) {
+      placeholders += "<|vision_start|><|image_pad|><|vision_end|>";
+    }
+  }
+#ifdef ARC_RUN_HAS_TOKENIZER
+  auto tok = Tokenizer::from_gguf(model.file());
+  if (!tok.ok() && o.prompt_ids.empty()) return tok.status().with_context("tokenizer");
+  if (tok.ok()) {
+    if (auto e = tok->eos_id()) out.stop_ids.push_back(*e);
+    for (const char* s : {"<|im_end|>", "<|eot_id|>", "<|endoftext|>", "<|end|>", "<|return|>"}) {
+      if (auto id = tok->find_token(s)) out.stop_ids.push_back(*id);
+    }
+  }
+#endif
+  if (!o.prompt_ids.empty()) {
+    ARC_ASSIGN_OR_RETURN(out.prompt, parse_ids(o.prompt_ids));
+  } else {
+#ifdef ARC_RUN_HAS_TOKENIZER
+    std::string text = o.prompt;
+    if (o.chat && text.empty()) {
+      text.assign(std::istreambuf_iterator<char>(std::cin), std::istreambuf_iterator<char>());
+    }
+    text = placeholders + text;
+    EncodeOptions enc = tok->default_encode_options();
+    if (o.chat) {
+#ifdef ARC_RUN_HAS_CHAT
+      auto src = model.file().get_string("tokenizer.chat_template");
+      if (!src) return not_found("the model has no tokenizer.chat_template");
+      auto tpl = ChatTemplate::parse(*src);
+      if (!tpl.ok()) return tpl.status().with_context("chat template");
+      std::string bos = tok->bos_id() ? std::string(tok->piece(*tok->bos_id())) : "";
+      std::string eos = tok->eos_id() ? std::string(tok->piece(*tok->eos_id())) : "";
+      ChatFormatter fmt(std::move(tpl).value(), bos, eos);
+      ChatMessage m;
+      m.role = "user";
+      m.content = text;
+      auto rendered = fmt.format({m}, ChatFormatOptions{});
+      if (!rendered.ok()) return rendered.status().with_context("chat template");
+      text = *rendered;
+      enc.add_bos = false;  // templates write their own BOS
+#else
+      return unimplemented("--chat needs the chat-template library in this build");
+#endif
+    }
+    ARC_ASSIGN_OR_RETURN(out.prompt, tok->encode(text, enc));
+#else
+    return unimplemented("this build has no tokenizer: use --prompt-ids");
+#endif
+  }
+  if (out.prompt.empty()) return invalid_argument("the prompt is empty");
+  if (encoder) {
+#ifdef ARC_RUN_HAS_TOKENIZER
+    std::vector<ImageInput> inputs;
+    for (const std::string& path : o.images) {
+      std::ifstream f(path, std::ios::binary);
+      if (!f) return not_found("cannot open image " + path);
+      ImageInput in;
+      in.bytes.assign(std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>());
+      inputs.push_back(std::move(in));
+    }
+    auto pad = tok.ok() ? tok->find_token("<|image_pad|>") : std::nullopt;
+    if (!pad) return invalid_argument("the model's vocabulary has no <|image_pad|> token");
+    ImageEmbeddingCache cache;
+    ARC_ASSIGN_OR_RETURN(
+        out.image_prompt,
+        expand_image_prompt(out.prompt, static_cast<int32_t>(*pad), inputs, *encoder, cache, c));
+    out.prompt = out.image_prompt.tokens;
+    out.images = true;
+#else
+    return unimplemented("--image needs the tokenizer library in this build");
+#endif
+  }
+#ifdef ARC_RUN_HAS_TOKENIZER
+  if (tok.ok()) out.tok.emplace(std::move(*tok));
+#endif
+  return out;
+}
+
 int run(RunOpts o) {
   auto opened = open_backend(o.backend, o.threads, o.tp);
   if (!opened.ok()) return fail(opened.status());
@@ -87,110 +199,28 @@ int run(RunOpts o) {
   std::unique_ptr<Model>* model = &loaded;
   const ModelConfig& c = (*model)->config();
 
-  std::vector<int32_t> prompt;
-  std::vector<int32_t> stop_ids;
-  // Images: the vision projector, and one placeholder per image ahead of the prompt text.
-  std::unique_ptr<vision::VisionEncoder> encoder;
-  std::string placeholders;
-  if (!o.images.empty()) {
-    if (o.tp > 1) return fail(unimplemented("--image with --tp is not supported yet"));
-    if (!c.mrope()) {
-      return fail(invalid_argument(std::string(family_name(c.family)) +
-                                   " models take no images (vision families: qwen3vlmoe)"));
-    }
-    const std::string mm = o.mmproj.empty() ? find_paired_mmproj(o.model) : o.mmproj;
-    if (mm.empty()) {
-      return fail(
-          not_found("no vision projector: give --mmproj FILE (or put the model's "
-                    "mmproj-*.gguf beside it)"));
-    }
-    // On a backend of the model's kind (its own instance, as the server does).
-    BackendOptions vbo = o.backend;
-    vbo.cuda_graphs = false;
-    auto vbe = open_backend(vbo, o.threads);
-    if (!vbe.ok()) return fail(vbe.status());
-    auto enc = vision::VisionEncoder::load(mm, std::move(*vbe));
-    if (!enc.ok()) return fail(enc.status());
-    encoder = std::move(*enc);
-    for (size_t i = 0; i < o.images.size(); ++i) {
-      placeholders += "<|vision_start|><|image_pad|><|vision_end|>";
-    }
+  // Rank 0 prepares the prompt (the tokenizer, stdin, the images: only it loads the vision
+  // projector) and tells the workers its length, all they need to size their KV pools; -1 when
+  // it failed (it reports why).
+  Result<PromptSetup> setup = PromptSetup{};
+  int64_t ctx = -1;
+  if ((*tp)->rank() == 0) {
+    setup = prepare_prompt(o, **model);
+    if (setup.ok()) ctx = static_cast<int64_t>(setup->prompt.size()) + o.max_tokens;
   }
-#ifdef ARC_RUN_HAS_TOKENIZER
-  auto tok = Tokenizer::from_gguf((*model)->file());
-  if (!tok.ok() && o.prompt_ids.empty()) return fail(tok.status().with_context("tokenizer"));
-  if (tok.ok()) {
-    if (auto e = tok->eos_id()) stop_ids.push_back(*e);
-    for (const char* s : {"<|im_end|>", "<|eot_id|>", "<|endoftext|>", "<|end|>", "<|return|>"}) {
-      if (auto id = tok->find_token(s)) stop_ids.push_back(*id);
-    }
+  if (o.tp > 1) {
+    Communicator& comm = (*tp)->comm();
+    Status s = comm.rank() == 0 ? comm.broadcast(&ctx, sizeof ctx, 0)
+                                : comm.broadcast_no_deadline(&ctx, sizeof ctx, 0);
+    if (!s.ok()) return fail(s);
   }
-#endif
-  if (!o.prompt_ids.empty()) {
-    auto ids = parse_ids(o.prompt_ids);
-    if (!ids.ok()) return fail(ids.status());
-    prompt = *ids;
-  } else {
-#ifdef ARC_RUN_HAS_TOKENIZER
-    std::string text = o.prompt;
-    if (o.chat && text.empty()) {
-      text.assign(std::istreambuf_iterator<char>(std::cin), std::istreambuf_iterator<char>());
-    }
-    text = placeholders + text;
-    EncodeOptions enc = tok->default_encode_options();
-    if (o.chat) {
-#ifdef ARC_RUN_HAS_CHAT
-      auto src = (*model)->file().get_string("tokenizer.chat_template");
-      if (!src) return fail(not_found("the model has no tokenizer.chat_template"));
-      auto tpl = ChatTemplate::parse(*src);
-      if (!tpl.ok()) return fail(tpl.status().with_context("chat template"));
-      std::string bos = tok->bos_id() ? std::string(tok->piece(*tok->bos_id())) : "";
-      std::string eos = tok->eos_id() ? std::string(tok->piece(*tok->eos_id())) : "";
-      ChatFormatter fmt(std::move(tpl).value(), bos, eos);
-      ChatMessage m;
-      m.role = "user";
-      m.content = text;
-      auto rendered = fmt.format({m}, ChatFormatOptions{});
-      if (!rendered.ok()) return fail(rendered.status().with_context("chat template"));
-      text = *rendered;
-      enc.add_bos = false;  // templates write their own BOS
-#else
-      return fail(unimplemented("--chat needs the chat-template library in this build"));
-#endif
-    }
-    auto ids = tok->encode(text, enc);
-    if (!ids.ok()) return fail(ids.status());
-    prompt = *ids;
-#else
-    return fail(unimplemented("this build has no tokenizer: use --prompt-ids"));
-#endif
-  }
-  if (prompt.empty()) return fail(invalid_argument("the prompt is empty"));
-  ImagePrompt image_prompt;
-  if (encoder) {
-#ifdef ARC_RUN_HAS_TOKENIZER
-    std::vector<ImageInput> inputs;
-    for (const std::string& path : o.images) {
-      std::ifstream f(path, std::ios::binary);
-      if (!f) return fail(not_found("cannot open image " + path));
-      ImageInput in;
-      in.bytes.assign(std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>());
-      inputs.push_back(std::move(in));
-    }
-    auto pad = tok.ok() ? tok->find_token("<|image_pad|>") : std::nullopt;
-    if (!pad) return fail(invalid_argument("the model's vocabulary has no <|image_pad|> token"));
-    ImageEmbeddingCache cache;
-    auto ip = expand_image_prompt(prompt, static_cast<int32_t>(*pad), inputs, *encoder, cache, c);
-    if (!ip.ok()) return fail(ip.status());
-    image_prompt = std::move(*ip);
-    prompt = image_prompt.tokens;
-#else
-    return fail(unimplemented("--image needs the tokenizer library in this build"));
-#endif
-  }
+  if (!setup.ok()) return fail(setup.status());
+  if (ctx < 0) return 1;
+  const std::vector<int32_t>& prompt = setup->prompt;
+  const std::vector<int32_t>& stop_ids = setup->stop_ids;
+  const ImagePrompt& image_prompt = setup->image_prompt;
 
   const int64_t block = 16;
-  const int64_t ctx = static_cast<int64_t>(prompt.size()) + o.max_tokens;
   auto kv = KvCache::create(
       *backend, {c.n_layer, c.n_kv_head, c.head_dim, block, (ctx + block - 1) / block, DType::F16});
   if (!kv.ok()) return fail(kv.status());
@@ -219,7 +249,9 @@ int run(RunOpts o) {
   Sampler sampler(o.sampling);
 #ifdef ARC_RUN_HAS_TOKENIZER
   std::unique_ptr<StreamingDetokenizer> detok;
-  if (tok.ok()) detok = std::make_unique<StreamingDetokenizer>(*tok, /*skip_special=*/true);
+  if (setup->tok) {
+    detok = std::make_unique<StreamingDetokenizer>(*setup->tok, /*skip_special=*/true);
+  }
 #endif
   nlohmann::json steps = nlohmann::json::array();
   std::vector<int32_t> out;
@@ -227,7 +259,7 @@ int run(RunOpts o) {
   std::vector<int32_t> pos(prompt.size()), seqs(prompt.size(), seq);
   std::iota(pos.begin(), pos.end(), 0);
   ForwardBatch first{prompt, pos, seqs, {}};
-  if (encoder) {
+  if (setup->images) {
     first.rope_positions = image_prompt.rope_positions;
     first.embd_rows = image_prompt.embd_rows;
     first.embd = *image_prompt.embd;
@@ -265,7 +297,7 @@ int run(RunOpts o) {
     // After images, rotary positions run behind the KV positions (arc/mrope.h).
     const int32_t r = static_cast<int32_t>(image_prompt.rope_next) + i;
     const int32_t rope3[3] = {r, r, r};
-    if (encoder) next.rope_positions = std::span(rope3, 3);
+    if (setup->images) next.rope_positions = std::span(rope3, 3);
     logits = drv.step(next);
   }
 #ifdef ARC_RUN_HAS_TOKENIZER

@@ -147,12 +147,10 @@ Result<std::shared_ptr<LoadedModel>> load_model(EngineService::Impl& m, const st
   const ModelConfig c = n_ranks > 1 ? plan.local : l->model->config();
   // The vision projector (given, or paired from beside a vision model) counts in the guard: its
   // weights and the encoder's activations for the largest image.
+  // With several ranks only rank 0 holds it (it encodes images and sends the encoder's output
+  // with each step): the workers' load message does not name it.
   std::string mm = mmproj == "none" ? "" : mmproj;
-  if (mm.empty() && mmproj != "none" && c.mrope() && n_ranks == 1) mm = find_paired_mmproj(path);
-  if (!mm.empty() && n_ranks > 1) {
-    return failed_precondition("images are not supported with tensor parallelism yet: load " + mm +
-                               " on a single rank, or pass --mmproj none with --tp");
-  }
+  if (mm.empty() && mmproj != "none" && c.mrope()) mm = find_paired_mmproj(path);
   std::optional<gguf::File> mm_file;
   uint64_t vision_bytes = 0;
   if (!mm.empty()) {
@@ -246,6 +244,25 @@ Result<std::shared_ptr<LoadedModel>> load_model(EngineService::Impl& m, const st
     }
   }
   l->stop_tokens = end_of_turn_tokens(*l->tokenizer, f);
+  if (mm_file) {
+    // The encoder runs on a backend of the model's kind (the GPU when the model is there), its
+    // own instance: images are encoded on request threads while the scheduler steps the model.
+    // Before the other ranks are told to load: nothing may fail here once they hold the model.
+    auto pad = l->tokenizer->find_token("<|image_pad|>");
+    if (!pad) {
+      return invalid_argument("the model's vocabulary has no <|image_pad|> token for images");
+    }
+    BackendOptions vbo = bo;
+    vbo.cuda_graphs = false;
+    auto vbe = make_backend(vbo);
+    if (!vbe.ok()) return vbe.status().with_context("the vision encoder's backend");
+    auto enc = vision::VisionEncoder::from_file(std::move(*mm_file), std::move(*vbe));
+    if (!enc.ok()) return enc.status();
+    l->image_pad_id = static_cast<int32_t>(*pad);
+    l->vision = std::move(*enc);
+    l->mmproj_path = mm;
+    logger("engine")->info("vision projector {}", mm);
+  }
 
   SchedulerOptions so;
   so.ctx_size = ctx_size;
@@ -294,24 +311,6 @@ Result<std::shared_ptr<LoadedModel>> load_model(EngineService::Impl& m, const st
                   l->formatter->chat_template().source().find("tool") != std::string::npos;
   l->info.reasoning = l->formatter.has_value() &&
                       l->formatter->chat_template().source().find("<think>") != std::string::npos;
-  if (mm_file) {
-    // The encoder runs on a backend of the model's kind (the GPU when the model is there), its
-    // own instance: images are encoded on request threads while the scheduler steps the model.
-    BackendOptions vbo = bo;
-    vbo.cuda_graphs = false;
-    auto vbe = make_backend(vbo);
-    if (!vbe.ok()) return vbe.status().with_context("the vision encoder's backend");
-    auto enc = vision::VisionEncoder::from_file(std::move(*mm_file), std::move(*vbe));
-    if (!enc.ok()) return enc.status();
-    auto pad = l->tokenizer->find_token("<|image_pad|>");
-    if (!pad) {
-      return invalid_argument("the model's vocabulary has no <|image_pad|> token for images");
-    }
-    l->image_pad_id = static_cast<int32_t>(*pad);
-    l->vision = std::move(*enc);
-    l->mmproj_path = mm;
-    logger("engine")->info("vision projector {}", mm);
-  }
   l->info.vision = l->vision != nullptr;
   return l;
 }

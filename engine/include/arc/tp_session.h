@@ -12,6 +12,10 @@
 // with the same slots, a block rank 0 reuses from its prefix cache holds the matching K/V heads
 // on every worker too.
 //
+// Images: a step's image inputs (multi-axis rotary positions, embedding rows) travel in its
+// message too; only rank 0 holds the vision encoder, so the encoder's output rows a step uses
+// follow its message as a float broadcast (none for text steps). Layout: tp_session.cpp.
+//
 // Rank 0 calls the TpDriver methods where a single-rank engine would call KvCache / the
 // executor directly; with a LocalCommunicator they are plain calls (no messages).
 #pragma once
@@ -40,7 +44,9 @@ class TpDriver {
   Status stop();
 
   // Ranks > 0: serve rank 0's messages until stop(); an error (a broken collective, a message
-  // the worker cannot apply) is returned after logging it.
+  // the worker cannot apply) is returned after logging it. A step whose inputs the forward
+  // refuses (INVALID_ARGUMENT, checked before any collective) is refused by rank 0's step() too,
+  // and the loop goes on.
   Status worker_loop();
 
   // Tests of fault handling only: a worker's loop returns kCancelled instead of running its
