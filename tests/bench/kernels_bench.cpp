@@ -12,6 +12,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <ctime>
+#include <numeric>
 #include <random>
 #include <string>
 #include <vector>
@@ -19,6 +20,7 @@
 #include "arc/kernels/candidates.h"
 #include "arc/kernels/cpu_dispatch.h"
 #include "arc/kernels/matmul.h"
+#include "arc/kernels/moe.h"
 #include "arc/kernels/quant.h"
 #include "arc/thread_pool.h"
 
@@ -217,6 +219,55 @@ void BM_Candidates(benchmark::State& state) {
   }
 }
 
+// MoE FFN decode (one token, k of n_expert experts) on the shapes of the 1 GB qwen3moe bench
+// model (hidden 1024, 64 experts of FFN 512, 8 used; gate/up Q4_K, down Q6_K): 16 layers of
+// experts (930 MiB, far past the caches), a new layer and new random experts each iteration.
+// GB/s counts the selected experts' bytes: what a decode step's MoE streams from memory.
+void BM_MoeDecode(benchmark::State& state) {
+  constexpr int64_t kEmbd = 1024, kFf = 512, kExperts = 64, kUsed = 8, kLayers = 16;
+  const DType gate_type = DType::Q4_K, down_type = static_cast<DType>(state.range(0));
+  const size_t gate_bytes = *arc::dtype_row_bytes(gate_type, kEmbd) * kFf;
+  const size_t down_bytes = *arc::dtype_row_bytes(down_type, kFf) * kEmbd;
+  const Weights gate = make_weights(gate_type, kFf * kExperts * kLayers, kEmbd, 0);
+  const Weights up = make_weights(gate_type, kFf * kExperts * kLayers, kEmbd, 0);
+  const Weights down = make_weights(down_type, kEmbd * kExperts * kLayers, kFf, 0);
+  std::mt19937 rng(4);
+  std::normal_distribution<float> nd(0, 1);
+  std::vector<float> x(kEmbd), y(kEmbd), weights(kUsed, 1.0f / kUsed);
+  for (auto& v : x) v = nd(rng);
+  std::vector<int32_t> ids(kUsed);
+  arc::kernels::Workspace ws;
+  arc::kernels::MoeFfnArgs a;
+  a.x = x.data();
+  a.n_tokens = 1;
+  a.n_embd = kEmbd;
+  a.n_ff = kFf;
+  a.n_expert = kExperts;
+  a.k = kUsed;
+  a.ids = ids.data();
+  a.weights = weights.data();
+  a.gate_type = a.up_type = gate_type;
+  a.down_type = down_type;
+  a.y = y.data();
+  int64_t layer = 0;
+  for (auto _ : state) {
+    std::vector<int32_t> all(kExperts);
+    std::iota(all.begin(), all.end(), 0);
+    std::shuffle(all.begin(), all.end(), rng);
+    std::copy(all.begin(), all.begin() + kUsed, ids.begin());
+    a.gate = gate.bytes.data() + layer * kExperts * gate_bytes;
+    a.up = up.bytes.data() + layer * kExperts * gate_bytes;
+    a.down = down.bytes.data() + layer * kExperts * down_bytes;
+    layer = (layer + 1) % kLayers;
+    if (!arc::kernels::moe_ffn(a, &pool(), &ws)) state.SkipWithError("moe_ffn failed");
+    benchmark::DoNotOptimize(y.data());
+  }
+  const double bytes = static_cast<double>(kUsed * (2 * gate_bytes + down_bytes));
+  state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * bytes));
+  state.counters["%bw"] = benchmark::Counter(bytes / 1e9 / read_bandwidth_gbs() * 100,
+                                             benchmark::Counter::kIsIterationInvariantRate);
+}
+
 constexpr int64_t kOut = 14336, kIn = 4096;  // an FFN up/gate projection of a 7-8B model
 constexpr size_t kMinBytes = size_t{512} << 20;
 
@@ -225,6 +276,13 @@ void register_all() {
       ->UseManualTime()
       ->Iterations(1)
       ->Unit(benchmark::kMillisecond);
+  benchmark::RegisterBenchmark("MoeDecode/gate_up:Q4_K", BM_MoeDecode)
+      ->Arg(static_cast<int>(DType::Q6_K))
+      ->Arg(static_cast<int>(DType::Q4_K))
+      ->ArgName("down")
+      ->Unit(benchmark::kMicrosecond)
+      ->MinTime(1.0)
+      ->UseRealTime();
   benchmark::RegisterBenchmark("Candidates/vocab:151936", BM_Candidates)
       ->ArgsProduct({{1, 1024},
                      {0, arc::kernels::kCandidateMass,
