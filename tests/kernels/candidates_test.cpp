@@ -157,6 +157,9 @@ TEST(TopCandidates, SignedZerosInfinitiesAndNan) {
   }
 }
 
+// Both paths penalise through penalised_row (one piece of code): this checks the selection and
+// sums on penalised rows; the penalties themselves are checked against an independent copy of
+// the sampler's arithmetic in tests/sched/sampler_candidates_test.cpp.
 TEST(TopCandidates, PenaltiesAsTheReference) {
   std::mt19937 rng(9);
   std::normal_distribution<float> nd(0.0f, 3.0f);
