@@ -11,7 +11,6 @@
 #include <algorithm>
 #include <bit>
 #include <cmath>
-#include <cstring>
 #include <vector>
 
 #include "arc/kernels/candidates.h"
@@ -168,22 +167,8 @@ bool cpu::top_candidates_at(IsaLevel level, const TopCandidatesArgs& a) {
       }
     }
 
-    const float* l = raw;
-    if (row.pen_end > row.pen_begin) {
-      float* w = a.work != nullptr ? a.work + r * n_vocab : nullptr;
-      if (w == nullptr) {
-        local.resize(static_cast<size_t>(n_vocab));
-        w = local.data();
-      }
-      std::memcpy(w, raw, sizeof(float) * static_cast<size_t>(n_vocab));
-      for (int32_t j = row.pen_begin; j < row.pen_end; ++j) {
-        const int32_t t = a.pen_tokens[j];
-        if (t < 0 || t >= n_vocab) continue;
-        w[t] = penalised_logit(w[t], a.pen_counts[j], row.repetition_penalty, row.presence_penalty,
-                               row.frequency_penalty);
-      }
-      l = w;
-    }
+    // The penalties are the reference's own code: the selection below is what is fast.
+    const float* l = penalised_row(a, r, local);  // [n_vocab]
 
     const int64_t k = std::min<int64_t>(row.k, n_vocab);
     int32_t* ids = a.ids + r * a.k_stride;

@@ -39,6 +39,26 @@ float penalised_logit(float x, int32_t count, float repetition, float presence, 
   return x;
 }
 
+const float* penalised_row(const TopCandidatesArgs& a, int64_t r, std::vector<float>& scratch) {
+  const int64_t n_vocab = a.n_vocab;
+  const CandidateRow& row = a.rows[r];
+  const float* raw = a.logits + r * n_vocab;
+  if (row.pen_end <= row.pen_begin) return raw;
+  float* w = a.work != nullptr ? a.work + r * n_vocab : nullptr;
+  if (w == nullptr) {
+    scratch.resize(static_cast<size_t>(n_vocab));
+    w = scratch.data();
+  }
+  std::copy(raw, raw + n_vocab, w);
+  for (int32_t j = row.pen_begin; j < row.pen_end; ++j) {
+    const int32_t t = a.pen_tokens[j];
+    if (t < 0 || t >= n_vocab) continue;
+    w[t] = penalised_logit(w[t], a.pen_counts[j], row.repetition_penalty, row.presence_penalty,
+                           row.frequency_penalty);
+  }
+  return w;
+}
+
 void top_candidates_ref(const TopCandidatesArgs& a) {
   const int64_t n_vocab = a.n_vocab;
   if (n_vocab <= 0) return;
@@ -52,22 +72,7 @@ void top_candidates_ref(const TopCandidatesArgs& a) {
     stats[0] = stats[1] = stats[2] = 0.0;
     if ((row.flags & kCandidateLse) != 0) stats[0] = log_sum_exp(raw, n_vocab);
 
-    const float* l = raw;
-    if (row.pen_end > row.pen_begin) {
-      float* w = a.work != nullptr ? a.work + r * n_vocab : nullptr;
-      if (w == nullptr) {
-        local.resize(static_cast<size_t>(n_vocab));
-        w = local.data();
-      }
-      std::copy(raw, raw + n_vocab, w);
-      for (int32_t j = row.pen_begin; j < row.pen_end; ++j) {
-        const int32_t t = a.pen_tokens[j];
-        if (t < 0 || t >= n_vocab) continue;
-        w[t] = penalised_logit(w[t], a.pen_counts[j], row.repetition_penalty, row.presence_penalty,
-                               row.frequency_penalty);
-      }
-      l = w;
-    }
+    const float* l = penalised_row(a, r, local);  // [n_vocab]
 
     const int64_t k = std::min<int64_t>(row.k, n_vocab);
     auto better = [&](int32_t x, int32_t y) {

@@ -1,6 +1,7 @@
 // The serving and run tests under mpirun start `arclight-engine` jobs as a user would: a child
 // process group with stdout on a pipe (the "listening on" line) and stderr in a file, mpirun on
-// loopback only, and the engine's /health polled for a state.
+// loopback only, and the engine's /health polled for a state. Commands run to their end with
+// the end-to-end tests' run_command and capture (e2e/engine_process.h).
 #pragma once
 
 #include <fcntl.h>
@@ -22,29 +23,19 @@
 #include <httplib.h>
 #include <nlohmann/json.hpp>
 
+#include "e2e/engine_process.h"
+
 namespace arc::tptest {
 
 using Clock = std::chrono::steady_clock;
+using testing::capture;
+using testing::run_command;
 namespace fs = std::filesystem;
 
 inline const std::string kBin = std::string(ARC_BIN_DIR) + "/arclight-engine";
 
 inline double since(Clock::time_point t0) {
   return std::chrono::duration<double>(Clock::now() - t0).count();
-}
-
-inline int run_command(const std::vector<std::string>& argv) {
-  pid_t pid = fork();
-  if (pid == 0) {
-    std::vector<char*> args;
-    for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-    args.push_back(nullptr);
-    execv(args[0], args.data());
-    _exit(127);
-  }
-  int status = 0;
-  waitpid(pid, &status, 0);
-  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 
 inline std::vector<std::string> mpirun(int n, std::vector<std::string> args) {
@@ -148,20 +139,6 @@ class Job {
   int out_ = -1;
   std::string err_path_;
 };
-
-// Runs `argv` to its end; its stdout and stderr together. *rc: the exit status.
-inline std::string capture(const std::vector<std::string>& argv, int* rc) {
-  std::string cmd;
-  for (const auto& a : argv) cmd += "'" + a + "' ";
-  FILE* p = popen((cmd + "2>&1").c_str(), "r");
-  std::string out;
-  char buf[4096];
-  size_t n = 0;
-  while (p != nullptr && (n = fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
-  const int status = p != nullptr ? pclose(p) : -1;
-  *rc = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return out;
-}
 
 // True once GET /health reports `want` within `timeout_s`.
 inline bool wait_state(int port, const std::string& want, double timeout_s) {

@@ -10,18 +10,11 @@
 
 #include "dist/tp_job.h"
 
-namespace arc {
+// In the helpers' namespace: Job, mpirun, wait_state, run_command, ... (dist/tp_job.h).
+namespace arc::tptest {
 namespace {
 
 using nlohmann::json;
-using tptest::Clock;
-using tptest::Job;
-using tptest::kBin;
-using tptest::mpirun;
-using tptest::run_command;
-using tptest::since;
-using tptest::wait_state;
-namespace fs = std::filesystem;
 
 json chat_body(const std::string& content, int max_tokens) {
   return {{"model", "test"},
@@ -372,4 +365,4 @@ TEST_F(TpServe, RunWithHungWorkerAbortsWithinTheDeadline) {
 }
 
 }  // namespace
-}  // namespace arc
+}  // namespace arc::tptest

@@ -5,77 +5,29 @@
 // refused as at one rank with the ranks still in step, and unload/load naming the projector.
 #include <gtest/gtest.h>
 
-#include <fstream>
-#include <iterator>
 #include <string>
 #include <vector>
 
 #include "dist/tp_job.h"
+#include "vision/vision_test_util.h"
 
-namespace arc {
+// In the helpers' namespace: Job, mpirun, wait_state, run_command, ... (dist/tp_job.h).
+namespace arc::tptest {
 namespace {
 
 using nlohmann::json;
-using tptest::capture;
-using tptest::Clock;
-using tptest::Job;
-using tptest::kBin;
-using tptest::mpirun;
-using tptest::run_command;
-using tptest::since;
-using tptest::wait_state;
-namespace fs = std::filesystem;
+using vision::test::read_image_file;
 
-std::string base64(const std::vector<uint8_t>& in) {
-  static const char* k = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-  std::string out;
-  size_t i = 0;
-  for (; i + 2 < in.size(); i += 3) {
-    const uint32_t v = (in[i] << 16) | (in[i + 1] << 8) | in[i + 2];
-    for (int s : {18, 12, 6, 0}) out.push_back(k[(v >> s) & 63]);
-  }
-  if (i + 1 == in.size()) {
-    const uint32_t v = in[i] << 16;
-    out += {k[(v >> 18) & 63], k[(v >> 12) & 63], '=', '='};
-  } else if (i + 2 == in.size()) {
-    const uint32_t v = (in[i] << 16) | (in[i + 1] << 8);
-    out += {k[(v >> 18) & 63], k[(v >> 12) & 63], k[(v >> 6) & 63], '='};
-  }
-  return out;
-}
-
-std::vector<uint8_t> image_file(const std::string& name) {
-  std::ifstream f(std::string(ARC_TEST_DATA_DIR) + "/vision/" + name, std::ios::binary);
-  return {std::istreambuf_iterator<char>(f), {}};
-}
-
+// With each generated token's top 3 log-probabilities.
 json openai_image(const std::vector<uint8_t>& bytes, const std::string& media) {
-  return {
-      {"model", "test"},
-      {"temperature", 0},
-      {"max_tokens", 6},
-      {"logprobs", true},
-      {"top_logprobs", 3},
-      {"messages", json::array({{{"role", "user"},
-                                 {"content", json::array({{{"type", "text"}, {"text", "look: "}},
-                                                          {{"type", "image_url"},
-                                                           {"image_url",
-                                                            {{"url", "data:" + media + ";base64," +
-                                                                         base64(bytes)}}}}})}}})}};
+  json req = vision::test::openai_image_request(bytes, media, 6);
+  req["logprobs"] = true;
+  req["top_logprobs"] = 3;
+  return req;
 }
 
 json anthropic_image(const std::vector<uint8_t>& bytes, const std::string& media) {
-  return {
-      {"model", "test"},
-      {"max_tokens", 6},
-      {"temperature", 0},
-      {"messages", json::array({{{"role", "user"},
-                                 {"content", json::array({{{"type", "text"}, {"text", "look: "}},
-                                                          {{"type", "image"},
-                                                           {"source",
-                                                            {{"type", "base64"},
-                                                             {"media_type", media},
-                                                             {"data", base64(bytes)}}}}})}}})}};
+  return vision::test::anthropic_image_request(bytes, media, 6);
 }
 
 // One answer of the image script: status, text, cached prompt tokens, and for OpenAI requests
@@ -121,8 +73,8 @@ std::vector<ImageAnswer> image_script(int port, const std::string& model,
                                       const std::string& mmproj) {
   httplib::Client c("127.0.0.1", port);
   c.set_read_timeout(60, 0);
-  const auto png = image_file("rgb8.png");
-  const auto jpg = image_file("quad.jpg");
+  const auto png = read_image_file("rgb8.png");
+  const auto jpg = read_image_file("quad.jpg");
   auto broken = png;
   broken.resize(broken.size() / 2);
   std::vector<ImageAnswer> out;
@@ -285,4 +237,4 @@ TEST(TpServeVision, RunWithAnImageMatchesOneRank) {
 }
 
 }  // namespace
-}  // namespace arc
+}  // namespace arc::tptest

@@ -59,13 +59,10 @@ struct ImageInputs {
 
 ImageInputs make_inputs(const TestModelOptions& o) {
   ImageInputs in;
-  vision::TestMmprojOptions vo;
-  vo.proj_dim = o.n_embd;
-  vo.deepstack_layers = {0, 2};
-  auto vbytes = vision::build_test_mmproj(vo);
-  EXPECT_TRUE(vbytes.ok());
-  auto vf = gguf::File::parse(*vbytes, "mmproj");
-  EXPECT_TRUE(vf.ok());
+  const vision::TestMmprojOptions vo = testing::vl_projector(o.n_embd);
+  std::vector<uint8_t> vbytes;
+  auto vf = testing::build_test_projector(vo, &vbytes);
+  EXPECT_TRUE(vf.ok()) << vf.status().to_string();
   auto enc = vision::VisionEncoder::from_file(std::move(*vf), 1);
   EXPECT_TRUE(enc.ok()) << enc.status().to_string();
   // 8 x 8 patches, merged 4 x 4 = 16 image tokens.

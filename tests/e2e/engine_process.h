@@ -31,6 +31,20 @@ inline int run_command(const std::vector<std::string>& argv) {
   return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 
+// Runs a command to completion; its stdout and stderr together. *rc: the exit status.
+inline std::string capture(const std::vector<std::string>& argv, int* rc) {
+  std::string cmd;
+  for (const auto& a : argv) cmd += "'" + a + "' ";
+  FILE* p = popen((cmd + "2>&1").c_str(), "r");
+  std::string out;
+  char buf[4096];
+  size_t n = 0;
+  while (p != nullptr && (n = fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
+  const int status = p != nullptr ? pclose(p) : -1;
+  *rc = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return out;
+}
+
 class EngineProcess {
  public:
   ~EngineProcess() { stop(); }

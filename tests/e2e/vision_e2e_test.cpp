@@ -1,44 +1,22 @@
 // End to end with images: arclight-engine serve on a generated qwen3vlmoe model whose tiny
 // vision projector lies beside it (paired automatically), images through both APIs.
 #include <filesystem>
-#include <fstream>
-#include <iterator>
 
 #include <gtest/gtest.h>
 
 #include "e2e/engine_process.h"
+#include "vision/vision_test_util.h"
 
 namespace arc {
 namespace {
 
 using nlohmann::json;
 using testing::EngineProcess;
+using vision::test::base64;
+using vision::test::read_image_file;
 
 std::filesystem::path dir() {
   return std::filesystem::temp_directory_path() / "arc_e2e_vision";
-}
-
-std::string base64(const std::vector<uint8_t>& in) {
-  static const char* k = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-  std::string out;
-  size_t i = 0;
-  for (; i + 2 < in.size(); i += 3) {
-    const uint32_t v = (in[i] << 16) | (in[i + 1] << 8) | in[i + 2];
-    for (int s : {18, 12, 6, 0}) out.push_back(k[(v >> s) & 63]);
-  }
-  if (i + 1 == in.size()) {
-    const uint32_t v = in[i] << 16;
-    out += {k[(v >> 18) & 63], k[(v >> 12) & 63], '=', '='};
-  } else if (i + 2 == in.size()) {
-    const uint32_t v = (in[i] << 16) | (in[i + 1] << 8);
-    out += {k[(v >> 18) & 63], k[(v >> 12) & 63], k[(v >> 6) & 63], '='};
-  }
-  return out;
-}
-
-std::vector<uint8_t> image(const std::string& name) {
-  std::ifstream f(std::string(ARC_TEST_DATA_DIR) + "/vision/" + name, std::ios::binary);
-  return {std::istreambuf_iterator<char>(f), {}};
 }
 
 class VisionE2E : public ::testing::Test {
@@ -69,16 +47,8 @@ class VisionE2E : public ::testing::Test {
     c.set_read_timeout(120, 0);
     return c;
   }
-  static json openai(const std::string& png_name, const std::string& media) {
-    const std::string uri = "data:" + media + ";base64," + base64(image(png_name));
-    return {
-        {"model", "test"},
-        {"temperature", 0},
-        {"max_tokens", 8},
-        {"messages", json::array({{{"role", "user"},
-                                   {"content", json::array({{{"type", "text"}, {"text", "look: "}},
-                                                            {{"type", "image_url"},
-                                                             {"image_url", {{"url", uri}}}}})}}})}};
+  static json openai(const std::string& image_name, const std::string& media) {
+    return vision::test::openai_image_request(read_image_file(image_name), media, 8);
   }
   static double metric(const std::string& name) {
     const std::string body = client().Get("/metrics")->body;
@@ -135,18 +105,8 @@ TEST_F(VisionE2E, AnthropicImageGivesTheSameAnswer) {
   ASSERT_TRUE(r1);
   ASSERT_EQ(r1->status, 200) << r1->body;
   const json a = json::parse(r1->body);
-  const json msg = {
-      {"model", "test"},
-      {"max_tokens", 8},
-      {"temperature", 0},
-      {"messages",
-       json::array({{{"role", "user"},
-                     {"content", json::array({{{"type", "text"}, {"text", "look: "}},
-                                              {{"type", "image"},
-                                               {"source",
-                                                {{"type", "base64"},
-                                                 {"media_type", "image/png"},
-                                                 {"data", base64(image("rgb8.png"))}}}}})}}})}};
+  const json msg =
+      vision::test::anthropic_image_request(read_image_file("rgb8.png"), "image/png", 8);
   auto r2 = client().Post("/v1/messages", msg.dump(), "application/json");
   ASSERT_TRUE(r2);
   ASSERT_EQ(r2->status, 200) << r2->body;
@@ -176,7 +136,7 @@ TEST_F(VisionE2E, AnthropicImageGivesTheSameAnswer) {
 
 TEST_F(VisionE2E, BadImagesAre400s) {
   json req = openai("rgb8.png", "image/png");
-  std::vector<uint8_t> truncated = image("rgb8.png");
+  std::vector<uint8_t> truncated = read_image_file("rgb8.png");
   truncated.resize(truncated.size() / 2);
   req["messages"][0]["content"][1]["image_url"]["url"] =
       "data:image/png;base64," + base64(truncated);
@@ -191,31 +151,34 @@ TEST_F(VisionE2E, BadImagesAre400s) {
 }
 
 // `run --image` on the same files: the projector is paired from beside the model.
-std::string run_json(const std::string& args) {
-  const std::string cmd = std::string(ARC_BIN_DIR) + "/arclight-engine --log-level error run -m " +
-                          (dir() / "model.gguf").string() + " -n 4 --json " + args + " 2>&1";
-  FILE* p = popen(cmd.c_str(), "r");
-  std::string out;
-  char buf[4096];
-  size_t n = 0;
-  while (p != nullptr && (n = fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
-  if (p != nullptr) pclose(p);
-  return out;
+std::string run_json(const std::vector<std::string>& args) {
+  std::vector<std::string> argv = {std::string(ARC_BIN_DIR) + "/arclight-engine",
+                                   "--log-level",
+                                   "error",
+                                   "run",
+                                   "-m",
+                                   (dir() / "model.gguf").string(),
+                                   "-n",
+                                   "4",
+                                   "--json"};
+  argv.insert(argv.end(), args.begin(), args.end());
+  int rc = 0;
+  return testing::capture(argv, &rc);
 }
 
 TEST_F(VisionE2E, RunCommandTakesAnImage) {
   const std::string png = std::string(ARC_TEST_DATA_DIR) + "/vision/rgb8.png";
   const std::string jpg = std::string(ARC_TEST_DATA_DIR) + "/vision/quad.jpg";
-  const json a = json::parse(run_json("--image " + png + " --prompt hi"));
-  const json a2 = json::parse(run_json("--image " + png + " --prompt hi"));
-  const json b = json::parse(run_json("--image " + jpg + " --prompt hi"));
-  const json text = json::parse(run_json("--prompt hi"));
+  const json a = json::parse(run_json({"--image", png, "--prompt", "hi"}));
+  const json a2 = json::parse(run_json({"--image", png, "--prompt", "hi"}));
+  const json b = json::parse(run_json({"--image", jpg, "--prompt", "hi"}));
+  const json text = json::parse(run_json({"--prompt", "hi"}));
   EXPECT_EQ(a["tokens"], a2["tokens"]);
   EXPECT_GT(a["prompt_tokens"].size(), text["prompt_tokens"].size() + 16);
   // The model reads the image: other pixels, other prompt embeddings, other logits.
   EXPECT_NE(a["steps"], b["steps"]);
   const std::string bad =
-      run_json("--image " + std::string(ARC_TEST_DATA_DIR) + "/vision/bomb.png --prompt hi");
+      run_json({"--image", std::string(ARC_TEST_DATA_DIR) + "/vision/bomb.png", "--prompt", "hi"});
   EXPECT_NE(bad.find("limit"), std::string::npos) << bad;
 }
 

@@ -99,6 +99,13 @@ CandidateRow make_row(int32_t k, uint32_t flags, float temperature = 0.8f) {
 
 constexpr uint32_t kBoth = kCandidateLse | kCandidateMass;
 
+// Logits for every row of `c`, each drawn in order from `draw`.
+template <class Draw>
+void fill_logits(Case& c, Draw draw) {
+  c.logits.resize(static_cast<size_t>(c.n_vocab) * c.rows.size());
+  for (float& x : c.logits) x = draw();
+}
+
 TEST(TopCandidates, EqualsReferenceOnRandomRows) {
   std::mt19937 rng(11);
   for (int64_t n_vocab : {1, 2, 7, 8, 9, 100, 1023, 1024, 1025, 5003, 151936}) {
@@ -111,8 +118,7 @@ TEST(TopCandidates, EqualsReferenceOnRandomRows) {
     c.rows.push_back(make_row(0, kBoth));                   // skipped: k out of range
     c.rows.push_back(make_row(kMaxCandidates + 1, kBoth));  // skipped too
     std::normal_distribution<float> nd(0.0f, 4.0f);
-    c.logits.resize(static_cast<size_t>(n_vocab) * c.rows.size());
-    for (float& x : c.logits) x = nd(rng);
+    fill_logits(c, [&] { return nd(rng); });
     expect_same(c, "vocab " + std::to_string(n_vocab));
   }
 }
@@ -124,8 +130,7 @@ TEST(TopCandidates, TiesKeepTheLowerIdFirst) {
   Case c;
   c.n_vocab = 3001;
   for (int32_t k : {1, 3, 64, 700}) c.rows.push_back(make_row(k, kBoth));
-  c.logits.resize(static_cast<size_t>(c.n_vocab) * c.rows.size());
-  for (float& x : c.logits) x = 0.5f * static_cast<float>(pick(rng)) - 1.0f;
+  fill_logits(c, [&] { return 0.5f * static_cast<float>(pick(rng)) - 1.0f; });
   expect_same(c, "ties");
 }
 
@@ -152,6 +157,9 @@ TEST(TopCandidates, SignedZerosInfinitiesAndNan) {
   }
 }
 
+// Both paths penalise through penalised_row (one piece of code): this checks the selection and
+// sums on penalised rows; the penalties themselves are checked against an independent copy of
+// the sampler's arithmetic in tests/sched/sampler_candidates_test.cpp.
 TEST(TopCandidates, PenaltiesAsTheReference) {
   std::mt19937 rng(9);
   std::normal_distribution<float> nd(0.0f, 3.0f);
@@ -174,8 +182,7 @@ TEST(TopCandidates, PenaltiesAsTheReference) {
     row.pen_end = static_cast<int32_t>(c.pen_tokens.size());
     c.rows.push_back(row);
   }
-  c.logits.resize(static_cast<size_t>(c.n_vocab) * c.rows.size());
-  for (float& x : c.logits) x = nd(rng);
+  fill_logits(c, [&] { return nd(rng); });
   expect_same(c, "penalties");
 }
 

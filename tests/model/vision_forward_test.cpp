@@ -11,6 +11,7 @@
 #include "model/reference_forward.h"
 #include "model/reference_vision.h"
 #include "model/test_util.h"
+#include "model/vision_test_util.h"
 #include "vision/test_mmproj.h"
 
 namespace arc::testing {
@@ -76,13 +77,10 @@ TEST(VisionForward, LogitsWithAnImageMatchTheReference) {
   ASSERT_TRUE(lm.ok());
   ReferenceModel ref(*lm);
 
-  vision::TestMmprojOptions vo;
-  vo.proj_dim = o.n_embd;
-  vo.deepstack_layers = {0, 2};
-  auto vbytes = vision::build_test_mmproj(vo);
-  ASSERT_TRUE(vbytes.ok());
-  auto vf = gguf::File::parse(*vbytes, "mmproj");
-  ASSERT_TRUE(vf.ok());
+  const vision::TestMmprojOptions vo = vl_projector(o.n_embd);
+  std::vector<uint8_t> vbytes;
+  auto vf = build_test_projector(vo, &vbytes);
+  ASSERT_TRUE(vf.ok()) << vf.status().to_string();
   ReferenceVision vref(*vf);
   auto enc = vision::VisionEncoder::from_file(std::move(*vf), 2);
   ASSERT_TRUE(enc.ok()) << enc.status().to_string();

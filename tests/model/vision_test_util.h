@@ -1,4 +1,5 @@
-// Helpers of the vision encoder tests (CPU and CUDA): random patch grids and relative errors.
+// Helpers of the vision encoder tests (CPU and CUDA) and the image forward tests (one rank and
+// TP): tiny test projectors, random patch grids and relative errors.
 #pragma once
 
 #include <algorithm>
@@ -6,9 +7,29 @@
 #include <cstdint>
 #include <vector>
 
+#include "arc/gguf.h"
+#include "arc/status.h"
 #include "arc/vision_image.h"
+#include "vision/test_mmproj.h"
 
 namespace arc::testing {
+
+// The projector options of a qwen3vlmoe test model of width `n_embd` with two deepstack layers:
+// taps on encoder layers 0 and 2.
+inline vision::TestMmprojOptions vl_projector(int64_t n_embd) {
+  vision::TestMmprojOptions o;
+  o.proj_dim = n_embd;
+  o.deepstack_layers = {0, 2};
+  return o;
+}
+
+// A test projector (mmproj GGUF) built from `opt` into *bytes and parsed. The file points into
+// *bytes, which must outlive it and any encoder made from it.
+inline Result<gguf::File> build_test_projector(const vision::TestMmprojOptions& opt,
+                                               std::vector<uint8_t>* bytes) {
+  ARC_ASSIGN_OR_RETURN(*bytes, vision::build_test_mmproj(opt));
+  return gguf::File::parse(*bytes, "mmproj");
+}
 
 // Pixels uniform in [-1, 1) from a fixed seed, t x h x w patches of `patch` pixels.
 inline vision::PatchGrid random_grid(int t, int h, int w, int64_t patch, uint64_t seed) {

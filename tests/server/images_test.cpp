@@ -3,10 +3,6 @@
 // undecodable bytes, decompression bomb) a 400 in the route's own error dialect.
 #include <httplib.h>
 
-#include <filesystem>
-#include <fstream>
-#include <iterator>
-
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -15,6 +11,7 @@
 #include "arc/server.h"
 #include "fake_service.h"
 #include "openai_api.h"
+#include "vision/vision_test_util.h"
 
 namespace arc {
 namespace {
@@ -22,30 +19,8 @@ namespace {
 using nlohmann::json;
 using testing::FakeService;
 using ::testing::HasSubstr;
-
-std::vector<uint8_t> image_file(const std::string& name) {
-  std::ifstream f(std::filesystem::path(ARC_TEST_DATA_DIR) / "vision" / name, std::ios::binary);
-  return {std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>()};
-}
-
-// An independent base64 encoder (RFC 4648 table, '=' padding) for building requests.
-std::string b64(const std::vector<uint8_t>& in) {
-  static const char* t = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-  std::string out;
-  size_t i = 0;
-  for (; i + 2 < in.size(); i += 3) {
-    const uint32_t v = (in[i] << 16) | (in[i + 1] << 8) | in[i + 2];
-    for (int s = 18; s >= 0; s -= 6) out.push_back(t[(v >> s) & 63]);
-  }
-  if (i + 1 == in.size()) {
-    const uint32_t v = in[i] << 16;
-    out += {t[(v >> 18) & 63], t[(v >> 12) & 63], '=', '='};
-  } else if (i + 2 == in.size()) {
-    const uint32_t v = (in[i] << 16) | (in[i + 1] << 8);
-    out += {t[(v >> 18) & 63], t[(v >> 12) & 63], t[(v >> 6) & 63], '='};
-  }
-  return out;
-}
+using vision::test::base64;
+using vision::test::read_image_file;
 
 std::string bytes_str(const std::vector<uint8_t>& v) {
   return std::string(v.begin(), v.end());
@@ -74,8 +49,8 @@ TEST(Base64, KnownVectors) {
 }
 
 TEST(DataUri, ParsesAndRefuses) {
-  const auto png = image_file("rgb8.png");
-  auto img = server::image_from_data_uri("data:image/png;base64," + b64(png), "x");
+  const auto png = read_image_file("rgb8.png");
+  auto img = server::image_from_data_uri("data:image/png;base64," + base64(png), "x");
   ASSERT_TRUE(img.ok()) << img.status().to_string();
   EXPECT_EQ(img->bytes, png);
   EXPECT_EQ(img->media_type, "image/png");
@@ -126,8 +101,8 @@ json anthropic_image_body(const std::string& media_type, const std::string& data
 }
 
 TEST(ImageParts, OpenAiPartsMoveIntoImages) {
-  const auto png = image_file("rgb8.png");
-  auto r = server::parse_openai_chat(openai_image_body("data:image/png;base64," + b64(png)));
+  const auto png = read_image_file("rgb8.png");
+  auto r = server::parse_openai_chat(openai_image_body("data:image/png;base64," + base64(png)));
   ASSERT_TRUE(r.ok()) << r.status().to_string();
   ASSERT_EQ(r->images.size(), 1u);
   EXPECT_EQ(r->images[0].bytes, png);
@@ -138,8 +113,8 @@ TEST(ImageParts, OpenAiPartsMoveIntoImages) {
 }
 
 TEST(ImageParts, AnthropicBlocksMoveIntoImages) {
-  const auto jpg = image_file("quad.jpg");
-  auto r = server::parse_anthropic_messages(anthropic_image_body("image/jpeg", b64(jpg)), false);
+  const auto jpg = read_image_file("quad.jpg");
+  auto r = server::parse_anthropic_messages(anthropic_image_body("image/jpeg", base64(jpg)), false);
   ASSERT_TRUE(r.ok()) << r.status().to_string();
   ASSERT_EQ(r->images.size(), 1u);
   EXPECT_EQ(r->images[0].bytes, jpg);
@@ -197,7 +172,7 @@ class ImageServerTest : public ::testing::Test {
 
 TEST_F(ImageServerTest, ModelWithoutVisionRefuses) {
   start();
-  const std::string png = b64(image_file("rgb8.png"));
+  const std::string png = base64(read_image_file("rgb8.png"));
   auto [st, msg] = openai("data:image/png;base64," + png);
   EXPECT_EQ(st, 400);
   EXPECT_THAT(msg, HasSubstr("no vision projector"));
@@ -215,16 +190,16 @@ TEST_F(ImageServerTest, VisionModelAcceptsAndReports) {
   auto models = client_->Get("/v1/models");
   ASSERT_TRUE(models);
   EXPECT_EQ(json::parse(models->body)["data"][0]["meta"]["capabilities"]["vision"], true);
-  const auto png = image_file("rgb8.png");
-  auto [st, msg] = openai("data:image/png;base64," + b64(png));
+  const auto png = read_image_file("rgb8.png");
+  auto [st, msg] = openai("data:image/png;base64," + base64(png));
   ASSERT_EQ(st, 200) << msg;
   {
     std::lock_guard<std::mutex> lock(service_.mu);
     ASSERT_EQ(service_.last_chat.images.size(), 1u);
     EXPECT_EQ(service_.last_chat.images[0].bytes, png);
   }
-  const auto webp = image_file("quad_lossy.webp");
-  auto [st2, msg2] = anthropic("image/webp", b64(webp));
+  const auto webp = read_image_file("quad_lossy.webp");
+  auto [st2, msg2] = anthropic("image/webp", base64(webp));
   ASSERT_EQ(st2, 200) << msg2;
   std::lock_guard<std::mutex> lock(service_.mu);
   ASSERT_EQ(service_.last_chat.images.size(), 1u);
@@ -234,15 +209,15 @@ TEST_F(ImageServerTest, VisionModelAcceptsAndReports) {
 TEST_F(ImageServerTest, BadImagesAre400InEachDialect) {
   service_.vision = true;
   start();
-  const std::string png = b64(image_file("rgb8.png"));
+  const std::string png = base64(read_image_file("rgb8.png"));
   struct Case {
     std::string media_type, data, needle;
   };
   const std::vector<Case> cases = {
       {"image/png", "iVBO!!!!", "not base64"},
-      {"image/png", b64({'G', 'I', 'F', '8', '9', 'a', 1, 0, 1, 0}), "unsupported image format"},
-      {"image/png", b64(image_file("bomb.png")), "100000x100000"},
-      {"image/webp", b64(image_file("bomb.webp")), "megapixels"},
+      {"image/png", base64({'G', 'I', 'F', '8', '9', 'a', 1, 0, 1, 0}), "unsupported image format"},
+      {"image/png", base64(read_image_file("bomb.png")), "100000x100000"},
+      {"image/webp", base64(read_image_file("bomb.webp")), "megapixels"},
       {"image/png", png.substr(0, 24), "truncated"},
   };
   for (const auto& c : cases) {
@@ -270,15 +245,15 @@ TEST_F(ImageServerTest, BadImagesAre400InEachDialect) {
 TEST_F(ImageServerTest, MediaTypeMismatchOpenAiGoesByTheBytes) {
   service_.vision = true;
   start();
-  const auto png = image_file("rgb8.png");
+  const auto png = read_image_file("rgb8.png");
   for (const char* declared : {"image/jpeg", "image/gif", "image/x-whatever"}) {
-    auto [st, msg] = openai(std::string("data:") + declared + ";base64," + b64(png));
+    auto [st, msg] = openai(std::string("data:") + declared + ";base64," + base64(png));
     ASSERT_EQ(st, 200) << declared << ": " << msg;
     std::lock_guard<std::mutex> lock(service_.mu);
     ASSERT_EQ(service_.last_chat.images.size(), 1u);
     EXPECT_EQ(service_.last_chat.images[0].media_type, "image/png");
   }
-  auto [st, msg] = openai("data:text/plain;base64," + b64(png));
+  auto [st, msg] = openai("data:text/plain;base64," + base64(png));
   EXPECT_EQ(st, 400);
   EXPECT_THAT(msg, HasSubstr("text/plain"));
 }
@@ -286,7 +261,7 @@ TEST_F(ImageServerTest, MediaTypeMismatchOpenAiGoesByTheBytes) {
 TEST_F(ImageServerTest, TooManyImages) {
   service_.vision = true;
   start();
-  json body = openai_image_body("data:image/png;base64," + b64(image_file("rgb8.png")));
+  json body = openai_image_body("data:image/png;base64," + base64(read_image_file("rgb8.png")));
   json& parts = body["messages"][0]["content"];
   while (parts.size() <= server::kMaxImagesPerRequest + 1) parts.push_back(parts[1]);
   auto r = client_->Post("/v1/chat/completions", body.dump(), "application/json");

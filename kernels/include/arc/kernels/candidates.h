@@ -15,6 +15,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <vector>
 
 namespace arc::kernels {
 
@@ -60,6 +61,11 @@ struct TopCandidatesArgs {
 
 // The sampler's penalty of one logit (see the file comment); count: occurrences in the output.
 float penalised_logit(float x, int32_t count, float repetition, float presence, float frequency);
+
+// The row top_candidates_ref and top_candidates select from: row r of a.logits itself when it
+// has no penalties, else a penalised copy in row r of a.work (in `scratch`, resized to n_vocab,
+// when a.work is null). History tokens outside the vocabulary are ignored. [n_vocab]
+const float* penalised_row(const TopCandidatesArgs& a, int64_t r, std::vector<float>& scratch);
 
 // Host implementation; every pointer is host memory. Rows with k outside 1..kMaxCandidates are
 // skipped.
