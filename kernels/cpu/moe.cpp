@@ -8,7 +8,6 @@
 #include <cmath>
 #include <cstring>
 #include <numeric>
-#include <thread>
 #include <vector>
 
 #include "arc/kernels/cpu_dispatch.h"
@@ -152,7 +151,7 @@ bool moe_ffn_at(IsaLevel level, const MoeFfnArgs& a, Parallel* pool, Workspace* 
   // Bookkeeping, all in one workspace slot: count [n_expert + 1], slot_at [n_slots] (slot at
   // each expert-order position), pos_of [n_slots] (inverse), slot_token [n_slots], groups
   // [n_slots], pending [n_slots * h_blocks] (gate/up items of a block not finished yet).
-  const size_t n_meta = static_cast<size_t>(a.n_expert + 1 + 4 * n_slots) +
+  const size_t n_meta = static_cast<size_t>(a.n_expert + 1 + 3 * n_slots) +
                         (sizeof(Group) / sizeof(int64_t) + 1) * static_cast<size_t>(n_slots) +
                         static_cast<size_t>(n_slots * h_blocks);
   auto* meta = ws->get<int64_t>(Workspace::kMoeMeta, n_meta);
@@ -163,7 +162,6 @@ bool moe_ffn_at(IsaLevel level, const MoeFfnArgs& a, Parallel* pool, Workspace* 
   int64_t* slot_token = pos_of + n_slots;
   auto* groups = reinterpret_cast<Group*>(slot_token + n_slots);
   int64_t* pending = reinterpret_cast<int64_t*>(groups + n_slots);
-  int64_t* gu_left = pending + n_slots * h_blocks;  // [n_groups]: gate/up items not done yet
   std::fill(count, count + a.n_expert + 1, 0);
   for (int64_t i = 0; i < n_slots; ++i) ++count[a.ids[i] + 1];
   std::partial_sum(count, count + a.n_expert + 1, count);
@@ -219,18 +217,10 @@ bool moe_ffn_at(IsaLevel level, const MoeFfnArgs& a, Parallel* pool, Workspace* 
       }
     }
   }
-  // One parallel loop over the gate/up items of every expert, then the down items: a down item
-  // of an expert waits (briefly: every gate/up item is claimed before any down item, and none of
-  // them waits on anything) until that expert's gate/up items are done, so a thread that runs
-  // out of gate/up work starts on the down rows of the experts already finished instead of
-  // idling at a barrier between two loops. A claimed range is run as few kernel calls as
-  // possible: consecutive items of one expert are one row range, so the kernel's prefetch
-  // streams through it instead of starting cold every kItemRows rows (row results do not depend
-  // on how the rows are split).
-  const int64_t embd_blocks = (n_embd + kItemRows - 1) / kItemRows;
-  const int64_t n_gu = n_groups * ff_blocks;
-  std::fill(gu_left, gu_left + n_groups, ff_blocks);
-  auto gate_up = [&](int64_t i0, int64_t i1) {  // items [i0, i1) < n_gu
+  // A claimed range of items is run as few kernel calls as possible: consecutive items of one
+  // expert are one row range, so the kernel's prefetch streams through it instead of starting
+  // cold every kItemRows rows (row results do not depend on how the rows are split).
+  parallel_for(pool, n_groups * ff_blocks, 1, [&](int64_t i0, int64_t i1) {
     for (int64_t i = i0; i < i1;) {
       const int64_t gi = i / ff_blocks;
       const int64_t j = std::min(i1, (gi + 1) * ff_blocks);  // items [i, j) are this expert's
@@ -257,8 +247,8 @@ bool moe_ffn_at(IsaLevel level, const MoeFfnArgs& a, Parallel* pool, Workspace* 
       for (int64_t t = gr.begin; t < gr.begin + gr.n; ++t) {
         swiglu(g + t * n_ff + o0, u + t * n_ff + o0, g + t * n_ff + o0, o1 - o0);
       }
-      for (int64_t it = i; h_quantized && it < j; ++it) {  // each item's activation blocks
-        const int64_t q0 = (it % ff_blocks) * kItemRows;
+      for (; h_quantized && i < j; ++i) {  // each item's share of its activation blocks
+        const int64_t q0 = (i % ff_blocks) * kItemRows;
         const int64_t q1 = std::min(n_ff, q0 + kItemRows);
         for (int64_t qb = q0 / h_block; qb <= (q1 - 1) / h_block; ++qb) {
           std::atomic_ref<int64_t> left(pending[gi * h_blocks + qb]);
@@ -270,13 +260,13 @@ bool moe_ffn_at(IsaLevel level, const MoeFfnArgs& a, Parallel* pool, Workspace* 
           }
         }
       }
-      // Release: the down items of this expert see its SwiGLU values (and their quantization).
-      std::atomic_ref<int64_t>(gu_left[gi]).fetch_sub(j - i, std::memory_order_acq_rel);
       i = j;
     }
-  };
-  // out: [n_slots, n_embd] in expert order.
-  auto down = [&](int64_t i0, int64_t i1) {  // down items [i0, i1)
+  });
+
+  // Down rows of every expert. out: [n_slots, n_embd] in expert order.
+  const int64_t embd_blocks = (n_embd + kItemRows - 1) / kItemRows;
+  parallel_for(pool, n_groups * embd_blocks, 1, [&](int64_t i0, int64_t i1) {
     for (int64_t i = i0; i < i1;) {
       const int64_t gi = i / embd_blocks;
       const int64_t j = std::min(i1, (gi + 1) * embd_blocks);  // items [i, j): one expert
@@ -284,10 +274,6 @@ bool moe_ffn_at(IsaLevel level, const MoeFfnArgs& a, Parallel* pool, Workspace* 
       const int64_t o0 = (i % embd_blocks) * kItemRows;
       const int64_t o1 = std::min(n_embd, ((j - 1) % embd_blocks + 1) * kItemRows);
       i = j;
-      std::atomic_ref<int64_t> left(gu_left[gi]);
-      for (int spins = 0; left.load(std::memory_order_acquire) != 0; ++spins) {
-        if (spins > 64) std::this_thread::yield();
-      }
       RowsArgs r;
       r.n_in = n_ff;
       r.n_tokens = gr.n;
@@ -299,10 +285,6 @@ bool moe_ffn_at(IsaLevel level, const MoeFfnArgs& a, Parallel* pool, Workspace* 
       r.y = out + gr.begin * n_embd;
       kd.fn(r, o0, o1);
     }
-  };
-  parallel_for(pool, n_gu + n_groups * embd_blocks, 1, [&](int64_t i0, int64_t i1) {
-    if (i0 < n_gu) gate_up(i0, std::min(i1, n_gu));
-    if (i1 > n_gu) down(std::max(i0, n_gu) - n_gu, i1 - n_gu);
   });
 
   // y[t] (+)= sum_j w[t, j] * out[pos(t, j)], adding the experts in ascending id (expert order),

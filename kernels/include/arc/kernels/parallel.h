@@ -12,10 +12,7 @@ class Parallel {
   virtual ~Parallel() = default;
   virtual int num_threads() const = 0;
   // Runs fn(begin, end) over disjoint ranges covering [0, n), each at least min_chunk long
-  // (except the last), and returns when all ranges are done. fn must not throw. Ranges are
-  // handed out in increasing order of begin, each to a running thread: a range may wait for work
-  // of an earlier range that never waits itself (moe_ffn's down rows wait for their expert's
-  // gate/up rows).
+  // (except the last), and returns when all ranges are done. fn must not throw.
   virtual void for_range(int64_t n, int64_t min_chunk,
                          const std::function<void(int64_t, int64_t)>& fn) = 0;
 };
