@@ -143,9 +143,11 @@ Status TpServeGroup::begin_load(const TpModelSpec& spec) {
   ControlHeader h;
   h.kind = kLoad;
   h.bytes = static_cast<int64_t>(body.size());
-  ARC_RETURN_IF_ERROR(comm_.broadcast(&h, sizeof(h), 0));
+  // Under the load timeout, not the collective deadline: the first load meets workers that may
+  // still be starting (process start, MPI and backend init take seconds on a loaded box).
+  ARC_RETURN_IF_ERROR(comm_.broadcast_within(&h, sizeof(h), 0, load_timeout_));
   std::string copy = body;
-  return comm_.broadcast(copy.data(), h.bytes, 0);
+  return comm_.broadcast_within(copy.data(), h.bytes, 0, load_timeout_);
 }
 
 Status TpServeGroup::finish_load(const Status& own) {
