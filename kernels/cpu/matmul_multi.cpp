@@ -82,12 +82,28 @@ bool matmul_multi_at(IsaLevel level, std::span<const MatmulArgs> args, Parallel*
     first_item[m + 1] =
         first_item[m] + (a.n_tokens > 0 ? (a.n_out + kItemRows - 1) / kItemRows : 0);
   }
-  parallel_for(pool, first_item[n], 1, [&](int64_t i0, int64_t i1) {
+  // Decode products of a few MB together (the attention projections) split once, one range per
+  // thread, as matmul does (see there); larger ones keep shrinking ranges.
+  size_t total_bytes = 0;
+  bool decode = true;
+  for (size_t m = 0; m < n; ++m) {
+    total_bytes += r[m].w_row_bytes * static_cast<size_t>(args[m].n_out);
+    decode = decode && args[m].n_tokens == 1;
+  }
+  constexpr size_t kOneRangeBytes = size_t{8} << 20;
+  const int64_t nt = pool != nullptr ? pool->num_threads() : 1;
+  const int64_t grain = decode && total_bytes <= kOneRangeBytes ? (first_item[n] + nt - 1) / nt : 1;
+  // A claimed range runs as one kernel call per product it covers: consecutive items of a
+  // product are one row range, streamed in order.
+  parallel_for(pool, first_item[n], std::max<int64_t>(1, grain), [&](int64_t i0, int64_t i1) {
     size_t m = 0;
-    for (int64_t i = i0; i < i1; ++i) {
+    for (int64_t i = i0; i < i1;) {
       while (i >= first_item[m + 1]) ++m;
+      const int64_t j = std::min(i1, first_item[m + 1]);  // items [i, j) of product m
       const int64_t o0 = (i - first_item[m]) * kItemRows;
-      k[m].fn(r[m], o0, std::min(args[m].n_out, o0 + kItemRows));
+      const int64_t o1 = std::min(args[m].n_out, (j - first_item[m]) * kItemRows);
+      k[m].fn(r[m], o0, o1);
+      i = j;
     }
   });
   return true;

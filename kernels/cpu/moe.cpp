@@ -220,72 +220,85 @@ bool moe_ffn_at(IsaLevel level, const MoeFfnArgs& a, Parallel* pool, Workspace* 
   // A claimed range of items is run as few kernel calls as possible: consecutive items of one
   // expert are one row range, so the kernel's prefetch streams through it instead of starting
   // cold every kItemRows rows (row results do not depend on how the rows are split).
-  parallel_for(pool, n_groups * ff_blocks, 1, [&](int64_t i0, int64_t i1) {
-    for (int64_t i = i0; i < i1;) {
-      const int64_t gi = i / ff_blocks;
-      const int64_t j = std::min(i1, (gi + 1) * ff_blocks);  // items [i, j) are this expert's
-      const Group& gr = groups[gi];
-      const int64_t o0 = (i % ff_blocks) * kItemRows;
-      const int64_t o1 = std::min(n_ff, ((j - 1) % ff_blocks + 1) * kItemRows);
-      RowsArgs r;
-      r.n_in = n_embd;
-      r.n_tokens = gr.n;
-      r.y_stride = n_ff;
-      r.w = static_cast<const uint8_t*>(a.gate) + static_cast<size_t>(gr.expert) * gate_stride;
-      r.w_row_bytes = *gate_row;
-      r.xa = xg.rows + gr.begin * xg.stride;
-      r.xa_stride = xg.stride;
-      r.y = g + gr.begin * n_ff;
-      kg.fn(r, o0, o1);
-      r.w = static_cast<const uint8_t*>(a.up) + static_cast<size_t>(gr.expert) * up_stride;
-      r.w_row_bytes = *up_row;
-      r.xa = xu.rows + gr.begin * xu.stride;
-      r.xa_stride = xu.stride;
-      r.y = u + gr.begin * n_ff;
-      ku.fn(r, o0, o1);
-      // The vector SwiGLU of ops.h (a scalar expf per value cost about 3% of a decode step).
-      for (int64_t t = gr.begin; t < gr.begin + gr.n; ++t) {
-        swiglu(g + t * n_ff + o0, u + t * n_ff + o0, g + t * n_ff + o0, o1 - o0);
-      }
-      for (; h_quantized && i < j; ++i) {  // each item's share of its activation blocks
-        const int64_t q0 = (i % ff_blocks) * kItemRows;
-        const int64_t q1 = std::min(n_ff, q0 + kItemRows);
-        for (int64_t qb = q0 / h_block; qb <= (q1 - 1) / h_block; ++qb) {
-          std::atomic_ref<int64_t> left(pending[gi * h_blocks + qb]);
-          if (left.fetch_sub(1, std::memory_order_acq_rel) != 1) continue;
-          const size_t off = static_cast<size_t>(qb) * h_info->block_bytes;
+  // A decode step's few MB of experts split once, one range per thread (as matmul does: each
+  // extra range restarts a cold memory stream); prefill keeps shrinking ranges.
+  const int64_t nt = pool != nullptr ? pool->num_threads() : 1;
+  auto grain_for = [&](int64_t n_items, size_t bytes) {
+    constexpr size_t kOneRangeBytes = size_t{8} << 20;
+    return a.n_tokens == 1 && bytes <= kOneRangeBytes ? (n_items + nt - 1) / nt : int64_t{1};
+  };
+  const size_t gate_up_bytes = static_cast<size_t>(n_groups) * (gate_stride + up_stride);
+  parallel_for(
+      pool, n_groups * ff_blocks, grain_for(n_groups * ff_blocks, gate_up_bytes),
+      [&](int64_t i0, int64_t i1) {
+        for (int64_t i = i0; i < i1;) {
+          const int64_t gi = i / ff_blocks;
+          const int64_t j = std::min(i1, (gi + 1) * ff_blocks);  // items [i, j) are this expert's
+          const Group& gr = groups[gi];
+          const int64_t o0 = (i % ff_blocks) * kItemRows;
+          const int64_t o1 = std::min(n_ff, ((j - 1) % ff_blocks + 1) * kItemRows);
+          RowsArgs r;
+          r.n_in = n_embd;
+          r.n_tokens = gr.n;
+          r.y_stride = n_ff;
+          r.w = static_cast<const uint8_t*>(a.gate) + static_cast<size_t>(gr.expert) * gate_stride;
+          r.w_row_bytes = *gate_row;
+          r.xa = xg.rows + gr.begin * xg.stride;
+          r.xa_stride = xg.stride;
+          r.y = g + gr.begin * n_ff;
+          kg.fn(r, o0, o1);
+          r.w = static_cast<const uint8_t*>(a.up) + static_cast<size_t>(gr.expert) * up_stride;
+          r.w_row_bytes = *up_row;
+          r.xa = xu.rows + gr.begin * xu.stride;
+          r.xa_stride = xu.stride;
+          r.y = u + gr.begin * n_ff;
+          ku.fn(r, o0, o1);
+          // The vector SwiGLU of ops.h (a scalar expf per value cost about 3% of a decode step).
           for (int64_t t = gr.begin; t < gr.begin + gr.n; ++t) {
-            quantize_act(level, h_type, g + t * n_ff + qb * h_block, hq + t * h.stride + off,
-                         h_block);
+            swiglu(g + t * n_ff + o0, u + t * n_ff + o0, g + t * n_ff + o0, o1 - o0);
           }
+          for (; h_quantized && i < j; ++i) {  // each item's share of its activation blocks
+            const int64_t q0 = (i % ff_blocks) * kItemRows;
+            const int64_t q1 = std::min(n_ff, q0 + kItemRows);
+            for (int64_t qb = q0 / h_block; qb <= (q1 - 1) / h_block; ++qb) {
+              std::atomic_ref<int64_t> left(pending[gi * h_blocks + qb]);
+              if (left.fetch_sub(1, std::memory_order_acq_rel) != 1) continue;
+              const size_t off = static_cast<size_t>(qb) * h_info->block_bytes;
+              for (int64_t t = gr.begin; t < gr.begin + gr.n; ++t) {
+                quantize_act(level, h_type, g + t * n_ff + qb * h_block, hq + t * h.stride + off,
+                             h_block);
+              }
+            }
+          }
+          i = j;
         }
-      }
-      i = j;
-    }
-  });
+      });
 
   // Down rows of every expert. out: [n_slots, n_embd] in expert order.
   const int64_t embd_blocks = (n_embd + kItemRows - 1) / kItemRows;
-  parallel_for(pool, n_groups * embd_blocks, 1, [&](int64_t i0, int64_t i1) {
-    for (int64_t i = i0; i < i1;) {
-      const int64_t gi = i / embd_blocks;
-      const int64_t j = std::min(i1, (gi + 1) * embd_blocks);  // items [i, j): one expert
-      const Group& gr = groups[gi];
-      const int64_t o0 = (i % embd_blocks) * kItemRows;
-      const int64_t o1 = std::min(n_embd, ((j - 1) % embd_blocks + 1) * kItemRows);
-      i = j;
-      RowsArgs r;
-      r.n_in = n_ff;
-      r.n_tokens = gr.n;
-      r.y_stride = n_embd;
-      r.w = static_cast<const uint8_t*>(a.down) + static_cast<size_t>(gr.expert) * down_stride;
-      r.w_row_bytes = *down_row;
-      r.xa = h.rows + gr.begin * h.stride;
-      r.xa_stride = h.stride;
-      r.y = out + gr.begin * n_embd;
-      kd.fn(r, o0, o1);
-    }
-  });
+  parallel_for(
+      pool, n_groups * embd_blocks,
+      grain_for(n_groups * embd_blocks, static_cast<size_t>(n_groups) * down_stride),
+      [&](int64_t i0, int64_t i1) {
+        for (int64_t i = i0; i < i1;) {
+          const int64_t gi = i / embd_blocks;
+          const int64_t j = std::min(i1, (gi + 1) * embd_blocks);  // items [i, j): one expert
+          const Group& gr = groups[gi];
+          const int64_t o0 = (i % embd_blocks) * kItemRows;
+          const int64_t o1 = std::min(n_embd, ((j - 1) % embd_blocks + 1) * kItemRows);
+          i = j;
+          RowsArgs r;
+          r.n_in = n_ff;
+          r.n_tokens = gr.n;
+          r.y_stride = n_embd;
+          r.w = static_cast<const uint8_t*>(a.down) + static_cast<size_t>(gr.expert) * down_stride;
+          r.w_row_bytes = *down_row;
+          r.xa = h.rows + gr.begin * h.stride;
+          r.xa_stride = h.stride;
+          r.y = out + gr.begin * n_embd;
+          kd.fn(r, o0, o1);
+        }
+      });
 
   // y[t] (+)= sum_j w[t, j] * out[pos(t, j)], adding the experts in ascending id (expert order),
   // whatever the batch: a token gets the same sums alone or inside a prefill.

@@ -301,6 +301,21 @@ void register_all() {
         ->MinTime(1.0)
         ->UseRealTime();
   }
+  // Decode-sized matrices (the 1 GB bench model's attention projections: QKV 1536 x 1024 and
+  // output 1024 x 1024), still streamed from DRAM: what a per-op start costs next to Matvec.
+  for (DType t : {DType::Q4_K, DType::Q8_0}) {
+    for (int64_t n_out : {int64_t{1536}, int64_t{1024}}) {
+      const std::string name =
+          "MatvecSmall/" + std::string(arc::dtype_name(t)) + "/" + std::to_string(n_out) + "x1024";
+      benchmark::RegisterBenchmark(name.c_str(),
+                                   [t, best, n_out](benchmark::State& s) {
+                                     run_matmul(s, t, best, n_out, 1024, 1, kMinBytes);
+                                   })
+          ->Unit(benchmark::kMicrosecond)
+          ->MinTime(1.0)
+          ->UseRealTime();
+    }
+  }
   // The lower x86 levels for comparison (same names as before the VNNI level existed).
   for (cpu::IsaLevel level : {cpu::IsaLevel::kAvx2, cpu::IsaLevel::kAvx512}) {
     if (best != cpu::IsaLevel::kAvx512 && best != cpu::IsaLevel::kAvx512Vnni) break;
