@@ -5,7 +5,7 @@
 // mass and logprobs) a row.
 //   - selection: one pass keeps the k best in a min-heap of (order key, id) pairs; a token below
 //     the heap's smallest logit is rejected by one float compare, which is almost every token;
-//   - sums: exp in double through a range reduction and polynomial, 8 (AVX-512) or 4 (AVX2)
+//   - sums: exp in double through a range reduction and polynomial, 16 (AVX-512) or 4 (AVX2)
 //     values at a time (cpu/exp_sum.h). The ids and values equal the reference's exactly; the
 //     sums differ from its sequential libm sums by rounding only (a few ulp of the total).
 #include <algorithm>
