@@ -145,15 +145,8 @@ bool matmul_at(IsaLevel level, const MatmulArgs& a, Parallel* pool, Workspace* w
     r.xa = prepared;
   }
   // Rows are the unit of work; ranges of at least 16 rows keep the per-range overhead small.
-  // A decode product of a few MB (attention projections, small experts) splits once, one range
-  // per thread: each extra range restarts a cold memory stream and costs a claim, which made
-  // such products 10-20% slower than with one range each (bench_kernels MatvecSmall). Larger
-  // products keep the shrinking ranges that absorb a thread falling behind.
-  constexpr size_t kOneRangeBytes = size_t{8} << 20;
-  const int64_t nt = pool != nullptr ? pool->num_threads() : 1;
-  const bool one_range =
-      a.n_tokens == 1 && r.w_row_bytes * static_cast<size_t>(a.n_out) <= kOneRangeBytes;
-  const int64_t grain = one_range ? std::max<int64_t>(16, (a.n_out + nt - 1) / nt) : 16;
+  const int64_t grain = decode_grain(pool != nullptr ? pool->num_threads() : 1, a.n_tokens, a.n_out,
+                                     r.w_row_bytes * static_cast<size_t>(a.n_out), 16);
   parallel_for(pool, a.n_out, grain, [&](int64_t o0, int64_t o1) { k.fn(r, o0, o1); });
   return true;
 }

@@ -82,20 +82,18 @@ bool matmul_multi_at(IsaLevel level, std::span<const MatmulArgs> args, Parallel*
     first_item[m + 1] =
         first_item[m] + (a.n_tokens > 0 ? (a.n_out + kItemRows - 1) / kItemRows : 0);
   }
-  // Decode products of a few MB together (the attention projections) split once, one range per
-  // thread, as matmul does (see there); larger ones keep shrinking ranges.
+  // Decode products of a few MB together (the attention projections) split once (decode_grain).
   size_t total_bytes = 0;
-  bool decode = true;
+  int64_t n_tokens = 1;
   for (size_t m = 0; m < n; ++m) {
     total_bytes += r[m].w_row_bytes * static_cast<size_t>(args[m].n_out);
-    decode = decode && args[m].n_tokens == 1;
+    n_tokens = std::max(n_tokens, args[m].n_tokens);
   }
-  constexpr size_t kOneRangeBytes = size_t{8} << 20;
-  const int64_t nt = pool != nullptr ? pool->num_threads() : 1;
-  const int64_t grain = decode && total_bytes <= kOneRangeBytes ? (first_item[n] + nt - 1) / nt : 1;
+  const int64_t grain = decode_grain(pool != nullptr ? pool->num_threads() : 1, n_tokens,
+                                     first_item[n], total_bytes, 1);
   // A claimed range runs as one kernel call per product it covers: consecutive items of a
   // product are one row range, streamed in order.
-  parallel_for(pool, first_item[n], std::max<int64_t>(1, grain), [&](int64_t i0, int64_t i1) {
+  parallel_for(pool, first_item[n], grain, [&](int64_t i0, int64_t i1) {
     size_t m = 0;
     for (int64_t i = i0; i < i1;) {
       while (i >= first_item[m + 1]) ++m;

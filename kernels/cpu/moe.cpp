@@ -220,12 +220,10 @@ bool moe_ffn_at(IsaLevel level, const MoeFfnArgs& a, Parallel* pool, Workspace* 
   // A claimed range of items is run as few kernel calls as possible: consecutive items of one
   // expert are one row range, so the kernel's prefetch streams through it instead of starting
   // cold every kItemRows rows (row results do not depend on how the rows are split).
-  // A decode step's few MB of experts split once, one range per thread (as matmul does: each
-  // extra range restarts a cold memory stream); prefill keeps shrinking ranges.
-  const int64_t nt = pool != nullptr ? pool->num_threads() : 1;
+  // A decode step's few MB of experts split once, one range per thread (decode_grain).
+  const int nt = pool != nullptr ? pool->num_threads() : 1;
   auto grain_for = [&](int64_t n_items, size_t bytes) {
-    constexpr size_t kOneRangeBytes = size_t{8} << 20;
-    return a.n_tokens == 1 && bytes <= kOneRangeBytes ? (n_items + nt - 1) / nt : int64_t{1};
+    return decode_grain(nt, a.n_tokens, n_items, bytes, 1);
   };
   const size_t gate_up_bytes = static_cast<size_t>(n_groups) * (gate_stride + up_stride);
   parallel_for(
