@@ -3,6 +3,10 @@
 // about as much as a matvec over a few hundred weight rows. Results are byte-identical to
 // quantize_row(): same max |x| (NaN skipped), same float scale arithmetic, round half away from
 // zero done exactly (v - trunc(v) is exact), NaN products -> 0 as lround gives after the cast.
+// GCC 12 reports false "may be used uninitialized" inside its own AVX-512 intrinsics (GCC bug
+// 105593: _mm512_undefined_* placeholders); the warning is about the header, not this code.
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#pragma GCC diagnostic ignored "-Wuninitialized"
 #include <immintrin.h>
 
 #include <cstring>
