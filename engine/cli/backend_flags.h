@@ -26,6 +26,10 @@ inline constexpr const char* kDeviceHelp =
     "CUDA device index (with --backend cuda; default: the rank's local index under mpirun "
     "modulo the device count, else 0)";
 
+inline constexpr const char* kMmapHelp =
+    "CPU backend: read weights in place from the file mapping instead of copying them into "
+    "huge-page memory (no second copy while loading, faster reloads, slower decode)";
+
 // The CUDA runtime is only asked (for the device count) when the backend is cuda.
 inline int resolve_device(const std::string& backend, int device) {
   if (device >= 0) return device;
@@ -40,6 +44,7 @@ inline void add_backend_flags(CLI::App* cmd, BackendOptions* o) {
   cmd->add_option("--device", o->device, kDeviceHelp)->check(CLI::Range(-1, 1023));
   cmd->add_flag("!--no-cuda-graphs", o->cuda_graphs,
                 "run CUDA decode steps op by op instead of as recorded graphs");
+  cmd->add_flag("--mmap", o->mmap_weights, kMmapHelp);
 }
 
 // The backend the flags name, with `threads` CPU threads. With --tp > 1 and --backend cuda each

@@ -50,6 +50,7 @@ int serve_worker(const ServeOpts& o, Communicator& comm) {
   TpWorkerOptions wo;
   wo.threads = o.engine.threads;
   wo.device = o.engine.device;
+  wo.mmap_weights = o.engine.mmap_weights;
   wo.collective_deadline = std::chrono::milliseconds(static_cast<int64_t>(o.tp_timeout * 1000));
   if (comm.rank() == 1 && o.test_memory_gib > 0) {
     wo.test_memory_limit = static_cast<uint64_t>(o.test_memory_gib * (1ull << 30));
@@ -185,6 +186,7 @@ void add_serve_command(CLI::App& app, CliContext& ctx) {
       ->check(CLI::IsMember({"cpu", "cuda"}));
   o->engine.device = -1;
   cmd->add_option("--device", o->engine.device, kDeviceHelp)->check(CLI::Range(-1, 1023));
+  cmd->add_flag("--mmap", o->engine.mmap_weights, kMmapHelp);
   cmd->add_option("--kv-type", o->kv_type, "KV cache type: f16 or f32")->capture_default_str();
   cmd->add_option("--reserve-gib", o->engine.reserve_gib,
                   "memory kept free for the OS and other programs")

@@ -91,6 +91,7 @@ Result<WorkerPrep> prepare_worker(Communicator& comm, const TpModelSpec& spec,
   bo.device = options.device;
   bo.threads = options.threads;
   bo.cuda_graphs = options.cuda_graphs;
+  bo.mmap_weights = options.mmap_weights;
   ARC_ASSIGN_OR_RETURN(p.backend, make_backend(bo));
   ARC_ASSIGN_OR_RETURN(gguf::File f, gguf::File::open(spec.path));
   ARC_ASSIGN_OR_RETURN(p.plan, plan_for_file(f, comm.size(), comm.rank()));

@@ -4,7 +4,10 @@
 namespace arc {
 
 Result<std::unique_ptr<Backend>> make_backend(const BackendOptions& opt) {
-  if (opt.kind == "cpu") return make_cpu_backend(opt.threads);
+  if (opt.kind == "cpu") {
+    return make_cpu_backend(opt.threads,
+                            opt.mmap_weights ? CpuWeights::kInPlace : CpuWeights::kCopy);
+  }
   if (opt.kind == "cuda") return make_cuda_backend(opt.device, opt.cuda_graphs);
   return invalid_argument("unknown backend '" + opt.kind + "' (use cpu or cuda)");
 }

@@ -1,36 +1,34 @@
-// The CPU backend: memory is host memory, weights are read in place from the mapping, ops run
-// on the calling thread with a thread pool as soon as they are enqueued.
+// The CPU backend: memory is host memory, ops run on the calling thread with a thread pool as soon
+// as they are enqueued. Weights are either copied from the file into huge-page memory
+// (CpuWeights::kCopy, arc/host_memory.h says why) or read in place from the file mapping.
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
 #include <new>
+#include <string>
+#include <vector>
 
 #include "arc/backend.h"
+#include "arc/backend_caps.h"
+#include "arc/host_memory.h"
 #include "arc/kernels/vision_ops.h"
 #include "arc/thread_pool.h"
 
 namespace arc {
 namespace {
 
+// Zeroed and 64-byte aligned; KV pools and large scratch land on huge pages.
 class HostBuffer final : public DeviceBuffer {
  public:
-  explicit HostBuffer(size_t bytes) : size_(bytes) {
-    // 64-byte alignment for SIMD loads; calloc semantics (zeroed).
-    const size_t rounded = (bytes + 63) / 64 * 64;
-    data_ = std::aligned_alloc(64, rounded == 0 ? 64 : rounded);
-    if (data_ != nullptr) std::memset(data_, 0, rounded == 0 ? 64 : rounded);
-  }
-  ~HostBuffer() override { std::free(data_); }
-  void* data() override { return data_; }
-  size_t size() const override { return size_; }
-  bool ok() const { return data_ != nullptr; }
+  explicit HostBuffer(HostMemory m) : mem_(std::move(m)) {}
+  void* data() override { return mem_.data(); }
+  size_t size() const override { return mem_.size(); }
 
  private:
-  void* data_ = nullptr;
-  size_t size_;
+  HostMemory mem_;
 };
 
-class CpuBackend final : public Backend {
+class CpuBackend : public Backend {
  public:
   explicit CpuBackend(int n_threads) : pool_(n_threads) {}
 
@@ -38,11 +36,8 @@ class CpuBackend final : public Backend {
   int num_threads() const override { return pool_.num_threads(); }
 
   Result<std::unique_ptr<DeviceBuffer>> alloc(size_t bytes) override {
-    auto b = std::make_unique<HostBuffer>(bytes);
-    if (!b->ok()) {
-      return resource_exhausted("cannot allocate " + std::to_string(bytes) + " bytes");
-    }
-    return std::unique_ptr<DeviceBuffer>(std::move(b));
+    ARC_ASSIGN_OR_RETURN(HostMemory m, HostMemory::allocate(bytes));
+    return std::unique_ptr<DeviceBuffer>(std::make_unique<HostBuffer>(std::move(m)));
   }
   Result<const void*> map_weights(std::span<const uint8_t> host) override {
     return static_cast<const void*>(host.data());
@@ -165,10 +160,39 @@ class CpuBackend final : public Backend {
   Status error_;
 };
 
+// Weights streamed from the file into huge-page host memory (the loader finds WeightStreamer and
+// reads files through it; weights of models parsed from memory stay in place).
+class CopyingCpuBackend final : public CpuBackend, public WeightStreamer {
+ public:
+  using CpuBackend::CpuBackend;
+
+  Result<const void*> stream_file_range(const std::string& path, uint64_t offset, uint64_t size,
+                                        const LoadProgressFn& progress) override {
+    return stream_file_rows(path, offset, 1, size, 0, size, progress);
+  }
+  Result<const void*> stream_file_rows(const std::string& path, uint64_t offset, uint64_t n_rows,
+                                       uint64_t stride, uint64_t take_offset, uint64_t take_bytes,
+                                       const LoadProgressFn& progress) override {
+    const uint64_t bytes = n_rows * take_bytes;
+    auto m = HostMemory::allocate(static_cast<size_t>(bytes));
+    if (!m.ok()) return m.status().with_context("loading the weights of " + path);
+    ReadProgressFn each;
+    if (progress) each = [&](uint64_t done) { progress(done, bytes); };
+    ARC_RETURN_IF_ERROR(
+        read_file_rows(path, offset, n_rows, stride, take_offset, take_bytes, m->data(), each));
+    weights_.push_back(std::move(*m));
+    return static_cast<const void*>(weights_.back().data());
+  }
+
+ private:
+  std::vector<HostMemory> weights_;  // freed with the backend, which lives as long as its model
+};
+
 }  // namespace
 
-std::unique_ptr<Backend> make_cpu_backend(int n_threads) {
-  return std::make_unique<CpuBackend>(n_threads);
+std::unique_ptr<Backend> make_cpu_backend(int n_threads, CpuWeights weights) {
+  if (weights == CpuWeights::kInPlace) return std::make_unique<CpuBackend>(n_threads);
+  return std::make_unique<CopyingCpuBackend>(n_threads);
 }
 
 }  // namespace arc

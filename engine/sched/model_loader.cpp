@@ -94,13 +94,15 @@ Result<std::shared_ptr<LoadedModel>> load_model(EngineService::Impl& m, const st
   // Weights in memory: the whole file on one rank, about 1/N of it per rank with N.
   uint64_t file_bytes = file->file_bytes();
 
-  // Memory guard. Weights are mapped from the file: on a unified-memory box the page cache
-  // holding them is the same memory the GPU and the OS use, so they count in full. On a GPU they
-  // are copied into device memory, whose free bytes are what counts (on GB10 the same DRAM).
+  // Memory guard. On the CPU weights are copied into host memory (or, with --mmap, held by the
+  // page cache of the mapping, which on a unified-memory box is the same memory the GPU and the
+  // OS use), so they count in full. On a GPU they are copied into device memory, whose free
+  // bytes are what counts (on GB10 the same DRAM).
   BackendOptions bo;
   bo.kind = m.opt.backend;
   bo.device = m.opt.device;
   bo.threads = m.opt.threads;
+  bo.mmap_weights = m.opt.mmap_weights;
   auto backend = make_backend(bo);
   if (!backend.ok()) return backend.status();
   l->backend = std::move(*backend);

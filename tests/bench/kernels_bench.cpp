@@ -14,6 +14,7 @@
 #include <ctime>
 #include <numeric>
 #include <random>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -21,6 +22,7 @@
 #include "arc/kernels/cpu_dispatch.h"
 #include "arc/kernels/matmul.h"
 #include "arc/kernels/moe.h"
+#include "arc/host_memory.h"
 #include "arc/kernels/quant.h"
 #include "arc/thread_pool.h"
 
@@ -53,10 +55,13 @@ struct Bandwidth {
   double cpu_gbs = 0;   // bytes / calling-thread CPU time (meaningful with one thread)
 };
 
-// Read bandwidth: the median of 5 parallel streaming sums over 1 GiB.
+// Read bandwidth: the median of 5 parallel streaming sums over 1 GiB, on huge pages as the
+// weights are (arc/host_memory.h).
 Bandwidth measure_read_bandwidth() {
   const size_t n = (size_t{1} << 30) / sizeof(uint64_t);
-  std::vector<uint64_t> buf(n);
+  arc::HostMemory mem = std::move(*arc::HostMemory::allocate(n * sizeof(uint64_t)));
+  auto* data = reinterpret_cast<uint64_t*>(mem.data());
+  std::span<uint64_t> buf(data, n);
   for (size_t i = 0; i < n; ++i) buf[i] = i;
   std::vector<double> rates, cpu_rates;
   uint64_t sink = 0;
@@ -98,7 +103,7 @@ double read_bandwidth_gbs() {
 // `copies` matrices [n_out, n_in] in t, at least min_total bytes together. 64 distinct quantized
 // rows are tiled (quantizing hundreds of MB would dominate the run).
 struct Weights {
-  std::vector<uint8_t> bytes;
+  arc::HostMemory bytes;
   size_t matrix_bytes = 0;
   int copies = 1;
 };
@@ -108,7 +113,7 @@ Weights make_weights(DType t, int64_t n_out, int64_t n_in, size_t min_total) {
   w.matrix_bytes = row * n_out;
   w.copies =
       static_cast<int>(std::max<size_t>(1, (min_total + w.matrix_bytes - 1) / w.matrix_bytes));
-  w.bytes.resize(w.matrix_bytes * w.copies);
+  w.bytes = std::move(*arc::HostMemory::allocate(w.matrix_bytes * w.copies));
   std::mt19937 rng(1);
   std::normal_distribution<float> nd(0, 1);
   std::vector<float> src(n_in);

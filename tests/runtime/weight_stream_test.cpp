@@ -114,7 +114,7 @@ TEST(WeightStream, StreamedLoadMatchesMappedLoad) {
                                  .string();
     ASSERT_TRUE(write_test_model(o, path).ok());
 
-    auto cpu = make_cpu_backend(1);
+    auto cpu = make_cpu_backend(1, CpuWeights::kInPlace);
     auto mapped = Model::load(path, *cpu);
     ASSERT_TRUE(mapped.ok()) << mapped.status().to_string();
 
@@ -139,6 +139,55 @@ TEST(WeightStream, StreamedLoadMatchesMappedLoad) {
     ASSERT_EQ(got.size(), want.size());
     EXPECT_EQ(got, want) << type << ": same bytes, same kernels, so identical logits";
   }
+}
+
+// The CPU backend's default load: every weight copied out of the file (no pointer into the
+// mapping), progress up to the total, and the logits of the in-place load bit for bit.
+TEST(WeightStream, CpuBackendCopiesWeightsOutOfTheFile) {
+  TestModelOptions o;
+  o.family = Family::kQwen3Moe;
+  o.type = "Q4_K_M";
+  o.n_embd = 256;
+  o.n_ff_exp = o.n_ff = 256;
+  const std::string path =
+      (std::filesystem::temp_directory_path() / ("arc_copy_" + std::to_string(getpid()) + ".gguf"))
+          .string();
+  ASSERT_TRUE(write_test_model(o, path).ok());
+  auto in_place_be = make_cpu_backend(1, CpuWeights::kInPlace);
+  auto in_place = Model::load(path, *in_place_be);
+  ASSERT_TRUE(in_place.ok()) << in_place.status().to_string();
+
+  auto copy_be = make_cpu_backend(1);
+  ASSERT_NE(dynamic_cast<WeightStreamer*>(copy_be.get()), nullptr);
+  uint64_t done = 0, total = 0;
+  ModelLoadOptions lo;
+  lo.progress = [&](uint64_t d, uint64_t t) {
+    EXPECT_GE(d, done);
+    done = d;
+    total = t;
+  };
+  auto copied = Model::load(path, *copy_be, lo);
+  std::filesystem::remove(path);
+  ASSERT_TRUE(copied.ok()) << copied.status().to_string();
+  EXPECT_GT(total, 0u);
+  EXPECT_EQ(done, total);
+
+  // Whether p points into the file mapping of model m.
+  auto in_mapping = [](const Model& m, const void* p) {
+    const MappedFile* map = m.file().mapping(0);
+    const auto* b = static_cast<const uint8_t*>(p);
+    return map != nullptr && b >= map->data() && b < map->data() + map->size();
+  };
+  const Weight& gate = (*copied)->layer(0, TensorRole::kFfnGateExps);
+  ASSERT_TRUE(gate.present());
+  EXPECT_FALSE(in_mapping(**copied, gate.data));
+  EXPECT_FALSE(in_mapping(**copied, (*copied)->global(TensorRole::kTokEmbd).data));
+  EXPECT_TRUE(in_mapping(**in_place, (*in_place)->layer(0, TensorRole::kFfnGateExps).data));
+
+  const std::vector<float> want = prefill_logits(**in_place, *in_place_be);
+  const std::vector<float> got = prefill_logits(**copied, *copy_be);
+  ASSERT_FALSE(want.empty());
+  EXPECT_EQ(got, want);
 }
 
 }  // namespace

@@ -43,8 +43,9 @@ class Backend {
 
   // Memory. alloc() returns zeroed memory.
   virtual Result<std::unique_ptr<DeviceBuffer>> alloc(size_t bytes) = 0;
-  // Makes weight bytes of a mapped file readable by ops. A backend that can read host memory
-  // (the CPU) returns the same pointer: weights are used in place, never copied.
+  // Makes weight bytes in host memory readable by ops. A backend that can read host memory (the
+  // CPU) returns the same pointer: such weights are used in place. Weights in files go through
+  // WeightStreamer instead where a backend offers it (arc/backend_caps.h).
   virtual Result<const void*> map_weights(std::span<const uint8_t> host) = 0;
   // Ordered with the ops; `src` / `dst` must stay valid until sync().
   virtual void upload(void* dst, const void* src, size_t bytes) = 0;
@@ -98,7 +99,14 @@ class Backend {
   virtual void dense_attention(const kernels::DenseAttentionArgs& /*a*/) {}
 };
 
-// The CPU backend: kernels/cpu on a thread pool of n_threads (<= 0: all online CPUs).
-std::unique_ptr<Backend> make_cpu_backend(int n_threads);
+// Where the CPU backend keeps weights read from a model file.
+enum class CpuWeights {
+  kCopy,     // streamed into huge-page host memory (arc/host_memory.h): faster decode
+  kInPlace,  // read in place from the file mapping: no copy, loads sooner, 4 KiB pages
+};
+
+// The CPU backend: kernels/cpu on a thread pool of n_threads (<= 0: all online CPUs). With kCopy
+// it is a WeightStreamer (arc/backend_caps.h).
+std::unique_ptr<Backend> make_cpu_backend(int n_threads, CpuWeights weights = CpuWeights::kCopy);
 
 }  // namespace arc

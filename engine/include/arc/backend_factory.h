@@ -14,6 +14,7 @@ struct BackendOptions {
   int device = 0;            // CUDA device index
   int threads = 0;           // CPU threads (0: all online CPUs); the CUDA backend ignores it
   bool cuda_graphs = true;   // capture decode steps as CUDA graphs
+  bool mmap_weights = false;  // CPU: read weights in place from the file (CpuWeights::kInPlace)
 };
 
 // The backend `opt` names, or an error a user can act on (unknown name, a build without CUDA,

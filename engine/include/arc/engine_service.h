@@ -17,6 +17,7 @@ struct EngineOptions {
   int threads = 0;                 // CPU threads (0: all)
   std::string backend = "cpu";     // compute backend: cpu or cuda
   int device = 0;                  // CUDA device index
+  bool mmap_weights = false;       // CPU: weights in place from the file (BackendOptions)
   int64_t ctx_size = 4096;         // longest sequence, prompt + output
   int64_t max_batch_tokens = 512;  // tokens per forward step
   int max_parallel = 64;           // sequences decoding at once
