@@ -1,6 +1,10 @@
 // AVX-512 (F/BW/VL/DQ) matmul kernels. Float weights, the 32-element block formats (Q8_0, Q4_0,
 // MXFP4: two blocks per 512-bit register) and Q4_K have 512-bit kernels here; Q5_K and Q6_K use
 // the 256-bit kernels of matmul_x86.inc compiled for AVX-512 (EVEX encoding, 32 registers).
+// GCC 12 reports false "may be used uninitialized" inside its own AVX-512 intrinsics (GCC bug
+// 105593: _mm512_undefined_* placeholders); the warning is about the header, not this code.
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#pragma GCC diagnostic ignored "-Wuninitialized"
 #include <immintrin.h>
 
 #include <algorithm>

@@ -8,6 +8,10 @@
 // the dot products: Q4_K / Q5_K scales are unpacked with two byte shuffles instead of scalar code,
 // and per-sub-block scale vectors come from in-lane shuffles (vpshufb) instead of lane-crossing
 // permutes.
+// GCC 12 reports false "may be used uninitialized" inside its own AVX-512 intrinsics (GCC bug
+// 105593: _mm512_undefined_* placeholders); the warning is about the header, not this code.
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#pragma GCC diagnostic ignored "-Wuninitialized"
 #include <immintrin.h>
 
 #include <algorithm>
