@@ -78,6 +78,7 @@ struct Block32Kernel512 {
 // 512-bit load of the activations (no per-token shuffles). Sub-block scales 2g / 2g+1 are
 // permuted into the two halves; mins go through the activation block sums as in the .inc.
 struct Q4K512Kernel {
+  static constexpr size_t kPrefetchAhead = kKQuantPrefetchBytes;
   template <int NT>
   static void dot(int64_t n_in, const uint8_t* wrow, const uint8_t* xa, size_t xs, float* out) {
     const auto* w = reinterpret_cast<const BlockQ4K*>(wrow);  // [n_in / 256]

@@ -87,6 +87,7 @@ inline __m128i unpack_scales_k4_vec(const uint8_t* packed) {
 template <bool HighBits>
 struct KQuant45Vnni {
   using Block = std::conditional_t<HighBits, BlockQ5K, BlockQ4K>;
+  static constexpr size_t kPrefetchAhead = kKQuantPrefetchBytes;
   template <int NT>
   static void dot(int64_t n_in, const uint8_t* wrow, const uint8_t* xa, size_t xs, float* out) {
     const auto* w = reinterpret_cast<const Block*>(wrow);  // [n_in / 256]
@@ -157,6 +158,7 @@ struct KQuant45Vnni {
 // scale, one per 16 values = one per 128-bit lane. The -32 offset is folded in through the bsums:
 // sum sc * (q - 32) * x = sum sc * q * x - 32 * sum_j sc_j * bsums_j.
 struct Q6KVnni {
+  static constexpr size_t kPrefetchAhead = kKQuantPrefetchBytes;
   template <int NT>
   static void dot(int64_t n_in, const uint8_t* wrow, const uint8_t* xa, size_t xs, float* out) {
     const auto* w = reinterpret_cast<const BlockQ6K*>(wrow);  // [n_in / 256]
