@@ -58,9 +58,10 @@ void bm_swiglu(benchmark::State& st, k::OpsIsa isa) {
   st.SetBytesProcessed(st.iterations() * n * 12);
 }
 
-// One sequence of `ctx` positions in scattered cache blocks; n_tokens queries at its end.
+// One sequence of `ctx` positions in scattered cache blocks; n_tokens queries at its end. Args:
+// ctx, threads, head_dim, KV heads (4 query heads each).
 void bm_attention(benchmark::State& st, k::OpsIsa isa, DType kv_type, int64_t n_tokens) {
-  const int64_t ctx = st.range(0), d = 128, n_kv = 8, rep = 4, bs = 16;
+  const int64_t ctx = st.range(0), d = st.range(2), n_kv = st.range(3), rep = 4, bs = 16;
   const int64_t n_blocks = ctx / bs;
   const size_t rb = kv_type == DType::F16 ? d * 2 : kv_type == DType::F32 ? d * 4 : d / 32 * 34;
   std::vector<uint8_t> kc(n_blocks * bs * n_kv * rb), vc(kc.size());
@@ -118,14 +119,15 @@ void register_all() {
       const std::string tn = t == DType::F16 ? "f16" : t == DType::F32 ? "f32" : "q8_0";
       benchmark::RegisterBenchmark(("attn_decode_" + tn + "/" + n).c_str(), bm_attention, isa, t,
                                    int64_t{1})
-          ->Args({4096, 1})
-          ->Args({4096, 2})
+          ->Args({4096, 1, 128, 8})
+          ->Args({4096, 2, 128, 8})
+          ->Args({576, 2, 64, 4})  // the 1 GB bench model's layer at bench -p 512 -n 128
           ->UseRealTime();
     }
     benchmark::RegisterBenchmark(("attn_prefill32_f16/" + n).c_str(), bm_attention, isa, DType::F16,
                                  int64_t{32})
-        ->Args({1024, 1})
-        ->Args({1024, 2})
+        ->Args({1024, 1, 128, 8})
+        ->Args({1024, 2, 128, 8})
         ->UseRealTime();
   }
 }
