@@ -36,8 +36,8 @@ Result<HostMemory> HostMemory::allocate(size_t bytes) {
     // Map one huge page more than needed, then trim both ends to a 2 MiB aligned range: the
     // kernel can back an aligned range with huge pages from the first byte.
     const size_t len = (bytes + kHugePage - 1) / kHugePage * kHugePage;
-    void* raw = mmap(nullptr, len + kHugePage, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
-                     -1, 0);
+    void* raw =
+        mmap(nullptr, len + kHugePage, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (raw == MAP_FAILED) {
       return resource_exhausted("cannot allocate " + std::to_string(bytes) +
                                 " bytes of host memory: " + std::strerror(errno));

@@ -18,11 +18,11 @@
 #include <string>
 #include <vector>
 
+#include "arc/host_memory.h"
 #include "arc/kernels/candidates.h"
 #include "arc/kernels/cpu_dispatch.h"
 #include "arc/kernels/matmul.h"
 #include "arc/kernels/moe.h"
-#include "arc/host_memory.h"
 #include "arc/kernels/quant.h"
 #include "arc/thread_pool.h"
 

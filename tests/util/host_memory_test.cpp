@@ -51,7 +51,8 @@ class ReadFileRows : public ::testing::Test {
     bytes_.resize(3 << 20);  // 3 MiB
     for (auto& b : bytes_) b = static_cast<uint8_t>(rng());
     std::ofstream f(path_, std::ios::binary);
-    f.write(reinterpret_cast<const char*>(bytes_.data()), static_cast<std::streamsize>(bytes_.size()));
+    f.write(reinterpret_cast<const char*>(bytes_.data()),
+            static_cast<std::streamsize>(bytes_.size()));
   }
   void TearDown() override { std::filesystem::remove(path_); }
 
@@ -91,13 +92,13 @@ class ReadFileRows : public ::testing::Test {
 };
 
 TEST_F(ReadFileRows, WholeRangesAndParts) {
-  check(0, 1, bytes_.size(), 0, bytes_.size());      // the whole file
-  check(17, 1, 1000, 0, 1000);                       // an odd range
-  check(32, 1000, 144, 0, 144);                      // whole rows: one range
-  check(32, 5000, 144, 72, 72);                      // column halves (staging path)
-  check(5, 4099, 210, 0, 70);                        // first third of odd rows
-  check(64, 2, 1 << 20, 1 << 19, 1 << 19);           // large parts (direct path)
-  check(3, 3, (1 << 20) - 7, 11, (1 << 20) - 100);   // large, odd, unaligned
+  check(0, 1, bytes_.size(), 0, bytes_.size());     // the whole file
+  check(17, 1, 1000, 0, 1000);                      // an odd range
+  check(32, 1000, 144, 0, 144);                     // whole rows: one range
+  check(32, 5000, 144, 72, 72);                     // column halves (staging path)
+  check(5, 4099, 210, 0, 70);                       // first third of odd rows
+  check(64, 2, 1 << 20, 1 << 19, 1 << 19);          // large parts (direct path)
+  check(3, 3, (1 << 20) - 7, 11, (1 << 20) - 100);  // large, odd, unaligned
 }
 
 TEST_F(ReadFileRows, ClearErrors) {

@@ -10,10 +10,10 @@
 namespace arc {
 
 struct BackendOptions {
-  std::string kind = "cpu";  // "cpu" or "cuda"
-  int device = 0;            // CUDA device index
-  int threads = 0;           // CPU threads (0: all online CPUs); the CUDA backend ignores it
-  bool cuda_graphs = true;   // capture decode steps as CUDA graphs
+  std::string kind = "cpu";   // "cpu" or "cuda"
+  int device = 0;             // CUDA device index
+  int threads = 0;            // CPU threads (0: all online CPUs); the CUDA backend ignores it
+  bool cuda_graphs = true;    // capture decode steps as CUDA graphs
   bool mmap_weights = false;  // CPU: read weights in place from the file (CpuWeights::kInPlace)
 };
 

@@ -39,8 +39,8 @@ class HostMemory {
   void reset();
 
   uint8_t* data_ = nullptr;
-  size_t size_ = 0;     // bytes asked for
-  size_t mapped_ = 0;   // bytes mapped (0: from aligned_alloc)
+  size_t size_ = 0;    // bytes asked for
+  size_t mapped_ = 0;  // bytes mapped (0: from aligned_alloc)
   bool huge_ = false;
 };
 

@@ -65,7 +65,7 @@ struct TpWorkerOptions {
   int device = 0;                 // this rank's CUDA device (with a cuda backend)
   std::chrono::milliseconds collective_deadline{60000};  // of the NCCL communicator
   bool cuda_graphs = true;
-  bool mmap_weights = false;  // CPU: weights in place from the file (BackendOptions)
+  bool mmap_weights = false;       // CPU: weights in place from the file (BackendOptions)
   uint64_t test_memory_limit = 0;  // tests only: pretend this rank has only these bytes free
 };
 
