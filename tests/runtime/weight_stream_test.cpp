@@ -87,6 +87,20 @@ class StreamingCpuBackend final : public Backend, public WeightStreamer {
   std::vector<void*> blocks_;
 };
 
+// The loader's progress reports: never going back, the last one kept.
+struct LoadProgress {
+  uint64_t done = 0, total = 0;
+  ModelLoadOptions options() {
+    ModelLoadOptions lo;
+    lo.progress = [this](uint64_t d, uint64_t t) {
+      EXPECT_GE(d, done);
+      done = d;
+      total = t;
+    };
+    return lo;
+  }
+};
+
 std::vector<float> prefill_logits(const Model& m, Backend& be) {
   const ModelConfig& c = m.config();
   auto kv = KvCache::create(be, {c.n_layer, c.n_kv_head, c.head_dim, 16, 8, DType::F32});
@@ -119,19 +133,13 @@ TEST(WeightStream, StreamedLoadMatchesMappedLoad) {
     ASSERT_TRUE(mapped.ok()) << mapped.status().to_string();
 
     StreamingCpuBackend sbe;
-    uint64_t done = 0, total = 0;
-    ModelLoadOptions lo;
-    lo.progress = [&](uint64_t d, uint64_t t) {
-      EXPECT_GE(d, done);
-      done = d;
-      total = t;
-    };
-    auto streamed = Model::load(path, sbe, lo);
+    LoadProgress progress;
+    auto streamed = Model::load(path, sbe, progress.options());
     std::filesystem::remove(path);
     ASSERT_TRUE(streamed.ok()) << streamed.status().to_string();
     EXPECT_EQ(sbe.ranges, 1);  // one file: one range
-    EXPECT_EQ(done, total);
-    EXPECT_GE(total, (*streamed)->weight_bytes());
+    EXPECT_EQ(progress.done, progress.total);
+    EXPECT_GE(progress.total, (*streamed)->weight_bytes());
     EXPECT_EQ((*streamed)->weight_bytes(), (*mapped)->weight_bytes());
 
     const std::vector<float> want = prefill_logits(**mapped, *cpu);
@@ -159,18 +167,12 @@ TEST(WeightStream, CpuBackendCopiesWeightsOutOfTheFile) {
 
   auto copy_be = make_cpu_backend(1);
   ASSERT_NE(dynamic_cast<WeightStreamer*>(copy_be.get()), nullptr);
-  uint64_t done = 0, total = 0;
-  ModelLoadOptions lo;
-  lo.progress = [&](uint64_t d, uint64_t t) {
-    EXPECT_GE(d, done);
-    done = d;
-    total = t;
-  };
-  auto copied = Model::load(path, *copy_be, lo);
+  LoadProgress progress;
+  auto copied = Model::load(path, *copy_be, progress.options());
   std::filesystem::remove(path);
   ASSERT_TRUE(copied.ok()) << copied.status().to_string();
-  EXPECT_GT(total, 0u);
-  EXPECT_EQ(done, total);
+  EXPECT_GT(progress.total, 0u);
+  EXPECT_EQ(progress.done, progress.total);
 
   // Whether p points into the file mapping of model m.
   auto in_mapping = [](const Model& m, const void* p) {
