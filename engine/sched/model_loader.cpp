@@ -125,12 +125,15 @@ Result<std::shared_ptr<LoadedModel>> load_model(EngineService::Impl& m, const st
     available = *free_bytes;
   }
   const uint64_t reserve = static_cast<uint64_t>(m.opt.reserve_gib * (1ull << 30));
-  if (device != nullptr && available > 0 && file_bytes + reserve > available) {
-    // Copying weights allocates: refuse before, not halfway through.
-    return resource_exhausted("the model's weights (" + gib(static_cast<double>(file_bytes)) +
-                              ") and the reserve (" + gib(static_cast<double>(reserve)) +
-                              ") do not fit in the " + gib(static_cast<double>(available)) +
-                              " free on " + device->device_description());
+  // Copying weights (a GPU; the CPU unless --mmap) allocates them: refuse before, not halfway
+  // through (on the CPU the kernel's OOM killer would end the engine instead).
+  const bool copies = device != nullptr || dynamic_cast<WeightStreamer*>(l->backend.get());
+  if (copies && available > 0 && file_bytes + reserve > available) {
+    return resource_exhausted(
+        "the model's weights (" + gib(static_cast<double>(file_bytes)) + ") and the reserve (" +
+        gib(static_cast<double>(reserve)) + ") do not fit in the " +
+        gib(static_cast<double>(available)) + " free on " +
+        (device != nullptr ? device->device_description() : std::string("this machine")));
   }
   ModelLoadOptions lo;
   auto last_emit = Clock::now();

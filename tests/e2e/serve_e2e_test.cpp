@@ -330,5 +330,42 @@ TEST(ServeE2EControl, UnloadLoadAndRefusal) {
   std::filesystem::remove(path);
 }
 
+// A model whose weights cannot fit is refused before any weight is copied into memory (the CPU
+// backend copies them; filling memory first would bring the OOM killer, not a message). With
+// --mmap nothing is copied and the full guard (weights, KV, workspace) answers after mapping.
+TEST(ServeE2EControl, WeightsThatCannotFitAreRefusedBeforeLoading) {
+  const std::string bin = std::string(ARC_BIN_DIR) + "/arclight-engine";
+  const std::string path = (std::filesystem::temp_directory_path() / "arc_e2e_nofit.gguf").string();
+  ASSERT_EQ(testing::run_command({bin, "--log-level", "warn", "make-test-model", "--family",
+                                  "llama", "--out", path}),
+            0);
+  for (const bool mmap : {false, true}) {
+    std::vector<std::string> args = {"--threads", "1", "--reserve-gib", "1024"};
+    if (mmap) args.push_back("--mmap");
+    EngineProcess engine;
+    ASSERT_TRUE(engine.start(args, "idle")) << engine.error();
+    httplib::Client c("127.0.0.1", engine.port());
+    c.set_read_timeout(30, 0);
+    auto r = c.Post("/engine/load", json({{"model", path}}).dump(), "application/json");
+    EXPECT_EQ(r->status, 202);
+    json s;
+    for (int i = 0; i < 200; ++i) {
+      s = json::parse(c.Get("/engine/status")->body);
+      if (s["state"] != "loading") break;
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    EXPECT_EQ(s["state"], "error") << s.dump();
+    const std::string error = s.value("error", "");
+    if (mmap) {
+      EXPECT_NE(error.find("the model does not fit"), std::string::npos) << error;
+    } else {
+      EXPECT_NE(error.find("free on this machine"), std::string::npos) << error;
+    }
+    engine.stop();
+    EXPECT_EQ(engine.exit_status(), 0);
+  }
+  std::filesystem::remove(path);
+}
+
 }  // namespace
 }  // namespace arc
