@@ -215,6 +215,12 @@ int run_bench(const BenchOpts& o) {
   const Stats pre = stats(pre_tps), dec = stats(dec_tps);
   const double bytes_tok = static_cast<double>((*model)->active_bytes_per_token());
   const double achieved = bytes_tok * dec.median;
+  // K and V rows a decoded token reads (F16, every layer, this rank's KV heads) at the mean context
+  // of the measured steps: memory traffic besides the weights, which grows with the context.
+  const double mean_ctx = o.n_prompt + (o.n_gen + 1) / 2.0;
+  const double kv_bytes_tok =
+      2.0 * 2.0 * static_cast<double>(c.n_layer * c.n_kv_head * c.head_dim) * mean_ctx;
+  const double achieved_kv = (bytes_tok + kv_bytes_tok) * dec.median;
   const double flops = matmul_flops_per_token(c);
   // Attention over the prompt: QK^T and PV, causal (half the square on average).
   const double attn_flops =
@@ -243,6 +249,8 @@ int run_bench(const BenchOpts& o) {
         {"decode_gb_per_s", achieved / 1e9},
         {"memory_read_gb_per_s", mem_bw / 1e9},
         {"decode_bandwidth_fraction", achieved / mem_bw},
+        {"kv_bytes_per_token", kv_bytes_tok},
+        {"decode_gb_per_s_with_kv", achieved_kv / 1e9},
         {"prefill_gflop_per_s", gflops},
         {"tp", comm.size()},
         {"rank0_weight_bytes", (*tp_rt)->rank_weight_bytes()},
@@ -278,6 +286,10 @@ int run_bench(const BenchOpts& o) {
                 bytes_tok / (1 << 20), static_cast<long long>(c.n_expert_used));
     std::printf("decode bandwidth %.2f GB/s = %.0f%% of measured %s %.2f GB/s\n", achieved / 1e9,
                 100.0 * achieved / mem_bw, bw_method.c_str(), mem_bw / 1e9);
+    std::printf(
+        "KV read/token    %.1f MiB at the mean context (%.0f positions); with the weights "
+        "%.2f GB/s = %.0f%%\n",
+        kv_bytes_tok / (1 << 20), mean_ctx, achieved_kv / 1e9, 100.0 * achieved_kv / mem_bw);
     if (comm.size() > 1) {
       std::printf("tensor parallel  %d ranks, rank 0 holds %.1f MiB of weights\n", comm.size(),
                   static_cast<double>((*tp_rt)->rank_weight_bytes()) / (1 << 20));

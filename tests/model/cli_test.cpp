@@ -89,6 +89,10 @@ TEST_F(Cli, BenchJsonAndErrors) {
   EXPECT_GT(j["prefill_tokens_per_s"]["min"].get<double>(), 0.0);
   EXPECT_GT(j["memory_read_gb_per_s"].get<double>(), 0.0);
   EXPECT_GT(j["active_weight_bytes_per_token"].get<double>(), 0.0);
+  // The generated llama: 2 layers, 2 KV heads of 16 (make-test-model's defaults); K and V, F16,
+  // at the mean context 8 + 2.5 positions.
+  EXPECT_DOUBLE_EQ(j["kv_bytes_per_token"].get<double>(), 2.0 * 2 * 2 * 2 * 16 * 10.5);
+  EXPECT_GT(j["decode_gb_per_s_with_kv"].get<double>(), j["decode_gb_per_s"].get<double>());
 
   EXPECT_EQ(run_cmd("make-test-model --family gpt9 --out " + path, out), 2);
   EXPECT_NE(out.find("unknown family 'gpt9'"), std::string::npos) << out;
