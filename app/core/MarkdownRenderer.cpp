@@ -122,10 +122,10 @@ QList<CodeBlock> MarkdownRenderer::codeBlocks(const QTextDocument* doc) {
     line.replace(QChar::LineSeparator, QLatin1Char('\n'));
     // A new fence starts a new block even when two code blocks touch.
     const QString lang = b.blockFormat().property(QTextFormat::BlockCodeLanguage).toString();
-    if (!inBlock || b.blockFormat().property(QTextFormat::BlockCodeFence).isValid() &&
-                        b.previous().isValid() &&
-                        b.previous().blockFormat().property(QTextFormat::BlockCodeLanguage) !=
-                            b.blockFormat().property(QTextFormat::BlockCodeLanguage)) {
+    if (!inBlock || (b.blockFormat().property(QTextFormat::BlockCodeFence).isValid() &&
+                     b.previous().isValid() &&
+                     b.previous().blockFormat().property(QTextFormat::BlockCodeLanguage) !=
+                         b.blockFormat().property(QTextFormat::BlockCodeLanguage))) {
       out.append(CodeBlock{lang, line});
       inBlock = true;
     } else {

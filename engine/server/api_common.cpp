@@ -12,7 +12,7 @@ Result<json> parse_body(const std::string& body) {
   if (j.is_discarded()) {
     // Find where it broke for the message: parse again with exceptions enabled.
     try {
-      (void)json::parse(body);
+      [[maybe_unused]] const json again = json::parse(body);
     } catch (const json::parse_error& e) {
       return invalid_argument(std::string("the request body is not valid JSON (") + e.what() + ")");
     }

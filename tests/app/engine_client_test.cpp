@@ -60,8 +60,9 @@ TEST_F(EngineClientTest, ConnectsFetchesStatusAndSendsKey) {
   EXPECT_EQ(s.memory[1].usedBytes, 2147483648LL);
   EXPECT_EQ(client.connection(), EngineClient::Connection::Connected);
   for (const auto& r : engine.requests) {
-    if (r.path != "/health")
+    if (r.path != "/health") {
       EXPECT_EQ(r.authorization, QByteArray("Bearer secret")) << r.path.data();
+    }
   }
 }
 
