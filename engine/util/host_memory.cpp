@@ -115,7 +115,8 @@ Status read_file_rows(const std::string& path, uint64_t offset, uint64_t n_rows,
     return io_error("cannot open " + path + ": " + std::strerror(err));
   }
   const uint64_t total = n_rows * stride;
-  if (take_bytes == stride) {  // whole rows: one contiguous range
+  if (n_rows == 0 || take_bytes == 0) return ok_status();  // nothing to keep
+  if (take_bytes == stride) {                              // whole rows: one contiguous range
     n_rows = 1;
     stride = take_bytes = total;
   }
@@ -138,8 +139,9 @@ Status read_file_rows(const std::string& path, uint64_t offset, uint64_t n_rows,
     return ok_status();
   };
   uint64_t done = 0;  // bytes stored into dst
-  if (take_bytes >= kChunk / 64) {
-    // One range, or parts large enough to read on their own: straight into dst, in chunks.
+  if (take_bytes >= kChunk / 64 || stride >= kChunk) {
+    // One range, parts large enough to read on their own, or rows too long to stage whole:
+    // straight into dst, in chunks.
     for (uint64_t row = 0; row < n_rows; ++row) {
       for (uint64_t part = 0; part < take_bytes; part += kChunk) {
         const uint64_t len = std::min<uint64_t>(kChunk, take_bytes - part);

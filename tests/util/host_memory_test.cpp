@@ -116,6 +116,8 @@ TEST_F(ReadFileRows, ClearErrors) {
 
   Status outside = read_file_rows(path_, 0, 2, 100, 60, 50, dst.data());
   EXPECT_EQ(outside.code(), StatusCode::kInvalidArgument);
+  EXPECT_TRUE(read_file_rows(path_, 0, 0, 100, 0, 10, dst.data()).ok());  // nothing to keep
+  EXPECT_TRUE(read_file_rows(path_, 0, 5, 0, 0, 0, dst.data()).ok());
 }
 
 }  // namespace
