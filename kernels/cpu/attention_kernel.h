@@ -173,7 +173,9 @@ void attend_range(const PagedAttentionArgs& a, int64_t t, int64_t g, int64_t fir
         float* sr = sc + r * bs;
         float mx = s.m[r0 + r];
         for (int64_t j = 0; j < n; ++j) mx = std::max(mx, sr[j]);
-        const float corr = std::exp(s.m[r0 + r] - mx);  // 0 on the first block
+        // 0 on the first block; exactly 1, without a libm call per head and block, when this
+        // block did not raise the maximum (most blocks after the first few).
+        const float corr = mx == s.m[r0 + r] ? 1.0f : std::exp(s.m[r0 + r] - mx);
         const float sum = exp_shift_sum<T>(sr, n, mx);
         acc[r] = s.acc.data() + (r0 + r) * d;
         if (corr != 1.0f) {
