@@ -12,6 +12,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <utility>
 
 #include "arc/kernels/cpu_dispatch.h"
 #include "arc/kernels/dtype.h"
