@@ -276,12 +276,29 @@ TEST_F(ServeE2E, MetricsPassPromtool) {
   std::filesystem::remove(path);
 }
 
-TEST(ServeE2EControl, UnloadLoadAndRefusal) {
+// A tiny generated llama in the temp folder; empty when make-test-model failed.
+std::string make_llama(const std::string& name) {
   const std::string bin = std::string(ARC_BIN_DIR) + "/arclight-engine";
-  const std::string path = (std::filesystem::temp_directory_path() / "arc_e2e_llama.gguf").string();
-  ASSERT_EQ(testing::run_command({bin, "--log-level", "warn", "make-test-model", "--family",
-                                  "llama", "--out", path}),
-            0);
+  const std::string path = (std::filesystem::temp_directory_path() / name).string();
+  const int rc = testing::run_command(
+      {bin, "--log-level", "warn", "make-test-model", "--family", "llama", "--out", path});
+  return rc == 0 ? path : std::string();
+}
+
+// /engine/status once a load POSTed to `c` has ended (or after 10 s).
+json status_after_load(httplib::Client& c) {
+  json s;
+  for (int i = 0; i < 200; ++i) {
+    s = json::parse(c.Get("/engine/status")->body);
+    if (s["state"] != "loading") break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  return s;
+}
+
+TEST(ServeE2EControl, UnloadLoadAndRefusal) {
+  const std::string path = make_llama("arc_e2e_llama.gguf");
+  ASSERT_FALSE(path.empty());
   EngineProcess engine;
   ASSERT_TRUE(engine.start(
       {"--threads", "1", "--model-dir", std::filesystem::path(path).parent_path().string()},
@@ -302,22 +319,13 @@ TEST(ServeE2EControl, UnloadLoadAndRefusal) {
   // A missing file fails the load with a reason in the status.
   r = c.Post("/engine/load", json({{"model", "/nonexistent.gguf"}}).dump(), "application/json");
   EXPECT_EQ(r->status, 202);
-  json s;
-  for (int i = 0; i < 100; ++i) {
-    s = json::parse(c.Get("/engine/status")->body);
-    if (s["state"] != "loading") break;
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  }
+  json s = status_after_load(c);
   EXPECT_EQ(s["state"], "error");
   EXPECT_NE(s.value("error", "").find("nonexistent"), std::string::npos);
   // Load the real one, use it, unload it.
   r = c.Post("/engine/load", json({{"model", path}, {"ctx_size", 128}}).dump(), "application/json");
   EXPECT_EQ(r->status, 202);
-  for (int i = 0; i < 200; ++i) {
-    s = json::parse(c.Get("/engine/status")->body);
-    if (s["state"] != "loading") break;
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  }
+  s = status_after_load(c);
   ASSERT_EQ(s["state"], "ready") << s.dump();
   r = c.Post("/v1/completions", json({{"prompt", "hi"}, {"max_tokens", 3}}).dump(),
              "application/json");
@@ -334,11 +342,8 @@ TEST(ServeE2EControl, UnloadLoadAndRefusal) {
 // backend copies them; filling memory first would bring the OOM killer, not a message). With
 // --mmap nothing is copied and the full guard (weights, KV, workspace) answers after mapping.
 TEST(ServeE2EControl, WeightsThatCannotFitAreRefusedBeforeLoading) {
-  const std::string bin = std::string(ARC_BIN_DIR) + "/arclight-engine";
-  const std::string path = (std::filesystem::temp_directory_path() / "arc_e2e_nofit.gguf").string();
-  ASSERT_EQ(testing::run_command({bin, "--log-level", "warn", "make-test-model", "--family",
-                                  "llama", "--out", path}),
-            0);
+  const std::string path = make_llama("arc_e2e_nofit.gguf");
+  ASSERT_FALSE(path.empty());
   for (const bool mmap : {false, true}) {
     std::vector<std::string> args = {"--threads", "1", "--reserve-gib", "1024"};
     if (mmap) args.push_back("--mmap");
@@ -348,12 +353,7 @@ TEST(ServeE2EControl, WeightsThatCannotFitAreRefusedBeforeLoading) {
     c.set_read_timeout(30, 0);
     auto r = c.Post("/engine/load", json({{"model", path}}).dump(), "application/json");
     EXPECT_EQ(r->status, 202);
-    json s;
-    for (int i = 0; i < 200; ++i) {
-      s = json::parse(c.Get("/engine/status")->body);
-      if (s["state"] != "loading") break;
-      std::this_thread::sleep_for(std::chrono::milliseconds(50));
-    }
+    const json s = status_after_load(c);
     EXPECT_EQ(s["state"], "error") << s.dump();
     const std::string error = s.value("error", "");
     if (mmap) {
