@@ -70,8 +70,9 @@ inline DType act_dtype(ActFormat f) {
 constexpr size_t kPrefetchBytes = 2048;
 // The K-quant kernels spend several times as many instructions per weight byte as Q8_0's, so
 // the memory latency a prefetch must cover spans more bytes of their stream: 8 KiB ahead made a
-// MoE decode step on Q4_K/Q6_K experts 20% faster than 2 KiB on the Zen 5 test machine (Q8_0 got
-// slower with it: its stream is fast enough for the hardware prefetcher).
+// MoE decode step on Q4_K/Q6_K experts 7-14% faster than 2 KiB on the Zen 5 test machine
+// (bench_kernels MoeDecode, 10 alternating rounds; 16 KiB was slower again, and Q8_0 got slower
+// with 8 KiB: its stream is fast enough for the hardware prefetcher).
 constexpr size_t kKQuantPrefetchBytes = 8192;
 
 // The range size for a parallel loop over `n_items` work items covering `weight_bytes` of weights.

@@ -55,11 +55,21 @@ struct Bandwidth {
   double cpu_gbs = 0;   // bytes / calling-thread CPU time (meaningful with one thread)
 };
 
-// Read bandwidth: the median of 5 parallel streaming sums over 1 GiB, on huge pages as the
-// weights are (arc/host_memory.h).
+// `bytes` of zeroed host memory on huge pages, as the CPU backend's weights are
+// (arc/host_memory.h); a benchmark cannot run without it.
+arc::HostMemory host_bytes(size_t bytes) {
+  auto m = arc::HostMemory::allocate(bytes);
+  if (!m.ok()) {
+    std::fprintf(stderr, "bench_kernels: %s\n", m.status().to_string().c_str());
+    std::exit(1);
+  }
+  return std::move(*m);
+}
+
+// Read bandwidth: the median of 5 parallel streaming sums over 1 GiB, on huge pages.
 Bandwidth measure_read_bandwidth() {
   const size_t n = (size_t{1} << 30) / sizeof(uint64_t);
-  arc::HostMemory mem = std::move(*arc::HostMemory::allocate(n * sizeof(uint64_t)));
+  arc::HostMemory mem = host_bytes(n * sizeof(uint64_t));
   auto* data = reinterpret_cast<uint64_t*>(mem.data());
   std::span<uint64_t> buf(data, n);
   for (size_t i = 0; i < n; ++i) buf[i] = i;
@@ -113,7 +123,7 @@ Weights make_weights(DType t, int64_t n_out, int64_t n_in, size_t min_total) {
   w.matrix_bytes = row * n_out;
   w.copies =
       static_cast<int>(std::max<size_t>(1, (min_total + w.matrix_bytes - 1) / w.matrix_bytes));
-  w.bytes = std::move(*arc::HostMemory::allocate(w.matrix_bytes * w.copies));
+  w.bytes = host_bytes(w.matrix_bytes * w.copies);
   std::mt19937 rng(1);
   std::normal_distribution<float> nd(0, 1);
   std::vector<float> src(n_in);
