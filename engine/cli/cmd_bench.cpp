@@ -5,9 +5,11 @@
 #include <cstdio>
 #include <nlohmann/json.hpp>
 #include <numeric>
+#include <optional>
 
 #include "arc/backend_caps.h"
 #include "arc/forward.h"
+#include "arc/host_memory.h"
 #include "arc/mem_bandwidth.h"
 #include "arc/op_profile.h"
 #include "arc/thread_pool.h"
@@ -198,6 +200,9 @@ int run_bench(const BenchOpts& o) {
   double mem_bw = 0;
   std::string device = "CPU";
   std::string bw_method = "memory read";
+  // On the CPU: how much of this process (weights, KV) sits on huge pages, taken while the model
+  // is loaded and before the bandwidth buffer exists. 0 with --mmap or where THP is off.
+  std::optional<HugePageReport> huge;
   if (auto* dev = dynamic_cast<DeviceReport*>(base)) {
     device = dev->device_description();
     bw_method = "device copy";
@@ -208,6 +213,7 @@ int run_bench(const BenchOpts& o) {
     }
     mem_bw = *bw;
   } else {
+    huge = huge_page_report();
     ThreadPool pool(backend->num_threads());
     mem_bw = measure_read_bandwidth(&pool, static_cast<size_t>(o.bandwidth_mib) << 20);
   }
@@ -255,6 +261,10 @@ int run_bench(const BenchOpts& o) {
         {"tp", comm.size()},
         {"rank0_weight_bytes", (*tp_rt)->rank_weight_bytes()},
     };
+    if (huge) {
+      j["anon_huge_page_bytes"] = huge->anon_huge_bytes;
+      j["thp_mode"] = huge->mode;
+    }
     if (comm.size() > 1) {
       j["decode_all_reduce"] = {{"calls_per_token", ar_calls_tok},
                                 {"bytes_per_token", ar_bytes_tok},
@@ -290,6 +300,11 @@ int run_bench(const BenchOpts& o) {
         "KV read/token    %.1f MiB at the mean context (%.0f positions); with the weights "
         "%.2f GB/s = %.0f%%\n",
         kv_bytes_tok / (1 << 20), mean_ctx, achieved_kv / 1e9, 100.0 * achieved_kv / mem_bw);
+    if (huge) {
+      std::printf("huge pages       %.1f MiB of this process (weights, KV); THP mode %s\n",
+                  static_cast<double>(huge->anon_huge_bytes) / (1 << 20),
+                  huge->mode.empty() ? "unknown" : huge->mode.c_str());
+    }
     if (comm.size() > 1) {
       std::printf("tensor parallel  %d ranks, rank 0 holds %.1f MiB of weights\n", comm.size(),
                   static_cast<double>((*tp_rt)->rank_weight_bytes()) / (1 << 20));

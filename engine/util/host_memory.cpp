@@ -7,6 +7,8 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
+#include <sstream>
 #include <vector>
 
 #if defined(__linux__)
@@ -99,6 +101,39 @@ void HostMemory::reset() {
 #endif
   data_ = nullptr;
   size_ = mapped_ = 0;
+}
+
+std::string parse_thp_mode(std::string_view enabled_file) {
+  const size_t open = enabled_file.find('[');
+  const size_t close = enabled_file.find(']', open == std::string_view::npos ? 0 : open);
+  if (open == std::string_view::npos || close == std::string_view::npos) return {};
+  return std::string(enabled_file.substr(open + 1, close - open - 1));
+}
+
+uint64_t parse_anon_huge_bytes(std::string_view smaps_rollup) {
+  constexpr std::string_view kKey = "AnonHugePages:";
+  size_t at = smaps_rollup.find(kKey);
+  if (at == std::string_view::npos) return 0;
+  at += kKey.size();
+  while (at < smaps_rollup.size() && smaps_rollup[at] == ' ') ++at;
+  uint64_t kb = 0;
+  for (; at < smaps_rollup.size() && smaps_rollup[at] >= '0' && smaps_rollup[at] <= '9'; ++at) {
+    kb = kb * 10 + static_cast<uint64_t>(smaps_rollup[at] - '0');
+  }
+  return kb * 1024;
+}
+
+HugePageReport huge_page_report() {
+  auto slurp = [](const char* path) {
+    std::ifstream f(path);
+    std::ostringstream ss;
+    ss << f.rdbuf();
+    return ss.str();
+  };
+  HugePageReport r;
+  r.mode = parse_thp_mode(slurp("/sys/kernel/mm/transparent_hugepage/enabled"));
+  r.anon_huge_bytes = parse_anon_huge_bytes(slurp("/proc/self/smaps_rollup"));
+  return r;
 }
 
 Status read_file_rows(const std::string& path, uint64_t offset, uint64_t n_rows, uint64_t stride,

@@ -93,6 +93,9 @@ TEST_F(Cli, BenchJsonAndErrors) {
   // at the mean context 8 + 2.5 positions.
   EXPECT_DOUBLE_EQ(j["kv_bytes_per_token"].get<double>(), 2.0 * 2 * 2 * 2 * 16 * 10.5);
   EXPECT_GT(j["decode_gb_per_s_with_kv"].get<double>(), j["decode_gb_per_s"].get<double>());
+  // The CPU reports its huge pages (the tiny model's buffers are too small for any).
+  EXPECT_TRUE(j["anon_huge_page_bytes"].is_number_unsigned()) << j.dump();
+  EXPECT_TRUE(j["thp_mode"].is_string()) << j.dump();
 
   EXPECT_EQ(run_cmd("make-test-model --family gpt9 --out " + path, out), 2);
   EXPECT_NE(out.find("unknown family 'gpt9'"), std::string::npos) << out;

@@ -41,6 +41,23 @@ TEST(HostMemory, ZeroedAlignedAndMovable) {
   }
 }
 
+TEST(HugePageReport, ParsesTheKernelsFiles) {
+  EXPECT_EQ(parse_thp_mode("always [madvise] never\n"), "madvise");
+  EXPECT_EQ(parse_thp_mode("[always] madvise never\n"), "always");
+  EXPECT_EQ(parse_thp_mode("always madvise [never]"), "never");
+  EXPECT_EQ(parse_thp_mode(""), "");
+  EXPECT_EQ(parse_thp_mode("always madvise never"), "");
+  const std::string rollup =
+      "56462664a000-7fff2f6d7000 ---p 00000000 00:00 0     [rollup]\n"
+      "Rss:                1768 kB\n"
+      "Anonymous:        980112 kB\n"
+      "AnonHugePages:    976896 kB\n"
+      "ShmemPmdMapped:        0 kB\n";
+  EXPECT_EQ(parse_anon_huge_bytes(rollup), uint64_t{976896} * 1024);
+  EXPECT_EQ(parse_anon_huge_bytes("Rss: 12 kB\n"), 0u);
+  EXPECT_EQ(parse_anon_huge_bytes(""), 0u);
+}
+
 class ReadFileRows : public ::testing::Test {
  protected:
   void SetUp() override {

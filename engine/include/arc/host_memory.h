@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <string_view>
 
 #include "arc/status.h"
 
@@ -43,6 +44,19 @@ class HostMemory {
   size_t mapped_ = 0;  // bytes mapped (0: from aligned_alloc)
   bool huge_ = false;
 };
+
+// Transparent huge pages as this process sees them, for reports (bench): the system's THP mode
+// ("always", "madvise" or "never"; empty where unknown) and the bytes of this process's memory
+// on anonymous huge pages now (0 where unknown).
+struct HugePageReport {
+  std::string mode;
+  uint64_t anon_huge_bytes = 0;
+};
+HugePageReport huge_page_report();
+// The parsers behind it: the bracketed word of /sys/kernel/mm/transparent_hugepage/enabled, and
+// the AnonHugePages line of /proc/self/smaps_rollup (kB) in bytes.
+std::string parse_thp_mode(std::string_view enabled_file);
+uint64_t parse_anon_huge_bytes(std::string_view smaps_rollup);
 
 // Bytes read so far of a file read (for load progress).
 using ReadProgressFn = std::function<void(uint64_t done)>;
