@@ -26,6 +26,18 @@ struct Lanes16 {
   static R sub(R a, R b) { return _mm512_sub_ps(a, b); }
   static R exp(R a) { return detail::exp512(a); }
   static float hsum(R r) { return _mm512_reduce_add_ps(r); }
+  // Four sums from one tree: pairs of registers interleaved and added within 128-bit lanes, then
+  // the four 128-bit lanes added.
+  static void hsum4(const R* v, float* out) {
+    const __m512 ab = _mm512_add_ps(_mm512_unpacklo_ps(v[0], v[1]), _mm512_unpackhi_ps(v[0], v[1]));
+    const __m512 cd = _mm512_add_ps(_mm512_unpacklo_ps(v[2], v[3]), _mm512_unpackhi_ps(v[2], v[3]));
+    // Each 128-bit lane: [a, b, c, d] partial sums.
+    const __m512 abcd = _mm512_add_ps(
+        _mm512_castpd_ps(_mm512_unpacklo_pd(_mm512_castps_pd(ab), _mm512_castps_pd(cd))),
+        _mm512_castpd_ps(_mm512_unpackhi_pd(_mm512_castps_pd(ab), _mm512_castps_pd(cd))));
+    const __m256 h = _mm256_add_ps(_mm512_castps512_ps256(abcd), _mm512_extractf32x8_ps(abcd, 1));
+    _mm_storeu_ps(out, _mm_add_ps(_mm256_castps256_ps128(h), _mm256_extractf128_ps(h, 1)));
+  }
 };
 
 }  // namespace

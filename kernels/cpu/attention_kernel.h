@@ -26,6 +26,18 @@ namespace {
 
 constexpr int kMaxGroup = 8;  // query heads handled together (accumulators live in registers)
 
+// out[0..3] = the horizontal sums of v[0..3]: T::hsum4 where T has one (one reduction tree for
+// four registers: 13 shuffles and adds instead of 32 with AVX-512; decode attention 2-5% faster
+// in bench_ops), else four T::hsum.
+template <class T>
+inline void hsum4(const typename T::R* v, float* out) {
+  if constexpr (requires { T::hsum4(v, out); }) {
+    T::hsum4(v, out);
+  } else {
+    for (int r = 0; r < 4; ++r) out[r] = T::hsum(v[r]);
+  }
+}
+
 // scores[r * ldS + j] = scale * q_r . k_j for j in [0, n); k rows at k + j * k_stride.
 template <class T, int G, class KvT>
 inline void group_scores(const float* const* q, const KvT* k, int64_t k_stride, int64_t n,
@@ -38,7 +50,13 @@ inline void group_scores(const float* const* q, const KvT* k, int64_t k_stride, 
       const typename T::R kv = T::load(kj + c);
       for (int r = 0; r < G; ++r) acc[r] = T::fma(T::load(q[r] + c), kv, acc[r]);
     }
-    for (int r = 0; r < G; ++r) scores[r * ldS + j] = T::hsum(acc[r]) * scale;
+    int r = 0;
+    for (; r + 4 <= G; r += 4) {
+      float sums[4];
+      hsum4<T>(acc + r, sums);
+      for (int i = 0; i < 4; ++i) scores[(r + i) * ldS + j] = sums[i] * scale;
+    }
+    for (; r < G; ++r) scores[r * ldS + j] = T::hsum(acc[r]) * scale;
   }
 }
 
