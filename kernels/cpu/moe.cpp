@@ -73,6 +73,34 @@ struct Act {
   size_t stride = 0;
 };
 
+// The part of a claimed item range [i, i1) that belongs to one expert (items of an expert are
+// consecutive, `blocks` per expert): group gi, items [i, end), weight rows [o0, o1) of n_rows.
+struct ExpertSpan {
+  int64_t gi, end, o0, o1;
+};
+inline ExpertSpan expert_span(int64_t i, int64_t i1, int64_t blocks, int64_t n_rows) {
+  const int64_t gi = i / blocks;
+  const int64_t end = std::min(i1, (gi + 1) * blocks);
+  return {gi, end, (i % blocks) * kItemRows,
+          std::min(n_rows, ((end - 1) % blocks + 1) * kItemRows)};
+}
+
+// One expert's matrix (experts `expert_stride` bytes apart from `w`) against the prepared
+// activations of its group's slots; y: [n_slots, y_stride] in expert order.
+inline RowsArgs expert_rows(const void* w, size_t expert_stride, size_t row_bytes, const Group& gr,
+                            const Act& x, int64_t n_in, float* y, int64_t y_stride) {
+  RowsArgs r;
+  r.n_in = n_in;
+  r.n_tokens = gr.n;
+  r.y_stride = y_stride;
+  r.w = static_cast<const uint8_t*>(w) + static_cast<size_t>(gr.expert) * expert_stride;
+  r.w_row_bytes = row_bytes;
+  r.xa = x.rows + gr.begin * x.stride;
+  r.xa_stride = x.stride;
+  r.y = y + gr.begin * y_stride;
+  return r;
+}
+
 // x: [n_tokens, n_in] -> the activation rows `fmt` wants, one per slot in expert order. Each
 // token is quantized once, then copied to its slots (decode: one quantization for all k experts).
 bool prepare(IsaLevel level, ActFormat fmt, const float* x, int64_t n_tokens, int64_t n_in,
@@ -230,27 +258,10 @@ bool moe_ffn_at(IsaLevel level, const MoeFfnArgs& a, Parallel* pool, Workspace* 
       pool, n_groups * ff_blocks, grain_for(n_groups * ff_blocks, gate_up_bytes),
       [&](int64_t i0, int64_t i1) {
         for (int64_t i = i0; i < i1;) {
-          const int64_t gi = i / ff_blocks;
-          const int64_t j = std::min(i1, (gi + 1) * ff_blocks);  // items [i, j) are this expert's
+          const auto [gi, j, o0, o1] = expert_span(i, i1, ff_blocks, n_ff);
           const Group& gr = groups[gi];
-          const int64_t o0 = (i % ff_blocks) * kItemRows;
-          const int64_t o1 = std::min(n_ff, ((j - 1) % ff_blocks + 1) * kItemRows);
-          RowsArgs r;
-          r.n_in = n_embd;
-          r.n_tokens = gr.n;
-          r.y_stride = n_ff;
-          r.w = static_cast<const uint8_t*>(a.gate) + static_cast<size_t>(gr.expert) * gate_stride;
-          r.w_row_bytes = *gate_row;
-          r.xa = xg.rows + gr.begin * xg.stride;
-          r.xa_stride = xg.stride;
-          r.y = g + gr.begin * n_ff;
-          kg.fn(r, o0, o1);
-          r.w = static_cast<const uint8_t*>(a.up) + static_cast<size_t>(gr.expert) * up_stride;
-          r.w_row_bytes = *up_row;
-          r.xa = xu.rows + gr.begin * xu.stride;
-          r.xa_stride = xu.stride;
-          r.y = u + gr.begin * n_ff;
-          ku.fn(r, o0, o1);
+          kg.fn(expert_rows(a.gate, gate_stride, *gate_row, gr, xg, n_embd, g, n_ff), o0, o1);
+          ku.fn(expert_rows(a.up, up_stride, *up_row, gr, xu, n_embd, u, n_ff), o0, o1);
           // The vector SwiGLU of ops.h (a scalar expf per value cost about 3% of a decode step).
           for (int64_t t = gr.begin; t < gr.begin + gr.n; ++t) {
             swiglu(g + t * n_ff + o0, u + t * n_ff + o0, g + t * n_ff + o0, o1 - o0);
@@ -279,22 +290,10 @@ bool moe_ffn_at(IsaLevel level, const MoeFfnArgs& a, Parallel* pool, Workspace* 
       grain_for(n_groups * embd_blocks, static_cast<size_t>(n_groups) * down_stride),
       [&](int64_t i0, int64_t i1) {
         for (int64_t i = i0; i < i1;) {
-          const int64_t gi = i / embd_blocks;
-          const int64_t j = std::min(i1, (gi + 1) * embd_blocks);  // items [i, j): one expert
-          const Group& gr = groups[gi];
-          const int64_t o0 = (i % embd_blocks) * kItemRows;
-          const int64_t o1 = std::min(n_embd, ((j - 1) % embd_blocks + 1) * kItemRows);
+          const auto [gi, j, o0, o1] = expert_span(i, i1, embd_blocks, n_embd);
+          kd.fn(expert_rows(a.down, down_stride, *down_row, groups[gi], h, n_ff, out, n_embd), o0,
+                o1);
           i = j;
-          RowsArgs r;
-          r.n_in = n_ff;
-          r.n_tokens = gr.n;
-          r.y_stride = n_embd;
-          r.w = static_cast<const uint8_t*>(a.down) + static_cast<size_t>(gr.expert) * down_stride;
-          r.w_row_bytes = *down_row;
-          r.xa = h.rows + gr.begin * h.stride;
-          r.xa_stride = h.stride;
-          r.y = out + gr.begin * n_embd;
-          kd.fn(r, o0, o1);
         }
       });
 
