@@ -216,6 +216,13 @@ int run_bench(const BenchOpts& o) {
     huge = huge_page_report();
     ThreadPool pool(backend->num_threads());
     mem_bw = measure_read_bandwidth(&pool, static_cast<size_t>(o.bandwidth_mib) << 20);
+    if (mem_bw <= 0) {
+      std::fprintf(stderr,
+                   "error: cannot allocate %d MiB to measure the memory bandwidth; try a smaller "
+                   "--bandwidth-mib\n",
+                   o.bandwidth_mib);
+      return 1;
+    }
   }
 
   const Stats pre = stats(pre_tps), dec = stats(dec_tps);
