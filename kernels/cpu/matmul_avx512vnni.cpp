@@ -52,12 +52,27 @@ inline __m512 h2f_pair(const Block* blocks, size_t off) {
   v = _mm256_mask_set1_epi16(v, 0xFF00, static_cast<int16_t>(b));
   return _mm512_cvtph_ps(v);
 }
-// pshufb index making each 16-bit word the zero-extended byte `lo` (low 256 bits) or `hi` (high
-// 256 bits) of every 128-bit lane.
-inline __m512i word_idx(int lo, int hi) {
-  return _mm512_inserti64x4(_mm512_set1_epi16(static_cast<int16_t>(0x8000 | lo)),
-                            _mm256_set1_epi16(static_cast<int16_t>(0x8000 | hi)), 1);
+// The constants of the Q4_K / Q5_K kernel, read from memory: built from immediates, GCC
+// re-materialised them for every weight row (about 35 instructions, a fifth of a 1024-wide row).
+struct alignas(64) KQuant45Tables {
+  // scale_idx[g]: pshufb index making each 16-bit word the zero-extended byte 2g (low 256 bits)
+  // or 2g + 1 (high 256 bits) of every 128-bit lane.
+  uint16_t scale_idx[4][32];
+  uint16_t shifts[32];  // 0 in the low 256 bits, 4 in the high ones
+  // Mins as 16 words m0 m0 m1 m1 .. m7 m7 from bytes 8..15, against the 16 bsums.
+  int8_t min_idx[32];
+};
+constexpr KQuant45Tables make_kquant45_tables() {
+  KQuant45Tables t{};
+  for (int g = 0; g < 4; ++g) {
+    for (int i = 0; i < 32; ++i)
+      t.scale_idx[g][i] = static_cast<uint16_t>(0x8000 | (2 * g + i / 16));
+  }
+  for (int i = 0; i < 32; ++i) t.shifts[i] = i < 16 ? 0 : 4;
+  for (int i = 0; i < 32; ++i) t.min_idx[i] = i % 2 == 0 ? static_cast<int8_t>(8 + i / 4) : -1;
+  return t;
 }
+constexpr KQuant45Tables kKQuant45 = make_kquant45_tables();
 
 // The 12 packed bytes of Q4_K / Q5_K scales (first 12 bytes of `packed`; 16 are read) -> bytes
 // 0..7 the 6-bit sub-block scales, 8..15 the mins, as unpack_scale_min_k4 does per sub-block:
@@ -73,8 +88,9 @@ inline __m128i unpack_scales_k4_vec(const uint8_t* packed) {
       _mm_shuffle_epi8(raw, _mm_setr_epi8(-1, -1, -1, -1, 0, 1, 2, 3, -1, -1, -1, -1, 4, 5, 6, 7));
   // Bytes 12..15 take the high nibble of q[8..11] (shifted within 16-bit words, then masked).
   const __m128i l = _mm_mask_blend_epi8(0xF000, lo, _mm_srli_epi16(lo, 4));
-  const __m128i keep =
-      _mm_setr_epi8(63, 63, 63, 63, 15, 15, 15, 15, 63, 63, 63, 63, 15, 15, 15, 15);
+  alignas(16) static constexpr int8_t kKeep[16] = {63, 63, 63, 63, 15, 15, 15, 15,
+                                                   63, 63, 63, 63, 15, 15, 15, 15};
+  const __m128i keep = _mm_load_si128(reinterpret_cast<const __m128i*>(kKeep));
   return _mm_or_si128(_mm_and_si128(l, keep),
                       _mm_and_si128(_mm_srli_epi16(hi, 2), _mm_set1_epi8(0x30)));
 }
@@ -93,11 +109,8 @@ struct KQuant45Vnni {
     const auto* w = reinterpret_cast<const Block*>(wrow);  // [n_in / 256]
     const int64_t nb = n_in / kQKK;
     const __m512i low4 = _mm512_set1_epi8(0x0F);
-    const __m512i shifts = _mm512_inserti64x4(_mm512_setzero_si512(), _mm256_set1_epi16(4), 1);
-    // Mins as 16 words m0 m0 m1 m1 .. m7 m7, against the 16 bsums (madd sums adjacent pairs).
-    const __m256i min_idx =
-        _mm256_setr_epi8(8, -1, 8, -1, 9, -1, 9, -1, 10, -1, 10, -1, 11, -1, 11, -1, 12, -1, 12, -1,
-                         13, -1, 13, -1, 14, -1, 14, -1, 15, -1, 15, -1);
+    const __m512i shifts = _mm512_load_si512(kKQuant45.shifts);
+    const __m256i min_idx = _mm256_load_si256(reinterpret_cast<const __m256i*>(kKQuant45.min_idx));
     __m512 acc[NT];
     __m256 accm[NT];
     for (int t = 0; t < NT; ++t) {
@@ -126,7 +139,7 @@ struct KQuant45Vnni {
                                                 _mm256_set1_epi16(static_cast<int16_t>(k - 3)), 1));
           q = _mm512_or_si512(q, _mm512_and_si512(h, _mm512_set1_epi8(0x10)));
         }
-        const __m512i scv = _mm512_shuffle_epi8(sm4, word_idx(2 * g, 2 * g + 1));
+        const __m512i scv = _mm512_shuffle_epi8(sm4, _mm512_load_si512(kKQuant45.scale_idx[g]));
         for (int t = 0; t < NT; ++t) {
           const __m512i p = _mm512_maddubs_epi16(q, loadu512(q8k(xa, xs, t, b)->qs + 64 * g));
           sumi[t] = _mm512_dpwssd_epi32(sumi[t], p, scv);
@@ -147,7 +160,10 @@ struct KQuant45Vnni {
                                   accm[t]);
       }
     }
-    for (int t = 0; t < NT; ++t) out[t] = _mm512_reduce_add_ps(acc[t]) - hsum(accm[t]);
+    // One horizontal sum per token: the mins folded into the low half first.
+    for (int t = 0; t < NT; ++t) {
+      out[t] = _mm512_reduce_add_ps(_mm512_sub_ps(acc[t], _mm512_zextps256_ps512(accm[t])));
+    }
   }
 };
 
