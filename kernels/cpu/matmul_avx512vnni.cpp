@@ -74,96 +74,144 @@ constexpr KQuant45Tables make_kquant45_tables() {
 }
 constexpr KQuant45Tables kKQuant45 = make_kquant45_tables();
 
-// The 12 packed bytes of Q4_K / Q5_K scales (first 12 bytes of `packed`; 16 are read) -> bytes
-// 0..7 the 6-bit sub-block scales, 8..15 the mins, as unpack_scale_min_k4 does per sub-block:
+// The 12 packed bytes of Q4_K / Q5_K scales of two blocks (128-bit lane i: the first 12 of the
+// 16 bytes loaded at packed[i]) -> per lane, bytes 0..7 the 6-bit sub-block scales and 8..15 the
+// mins, as unpack_scale_min_k4 does per sub-block:
 //   j < 4:  sc = q[j] & 63,                          m = q[j + 4] & 63
 //   j >= 4: sc = (q[j + 4] & 15) | (q[j - 4] >> 6) << 4, m = (q[j + 4] >> 4) | (q[j] >> 6) << 4
-inline __m128i unpack_scales_k4_vec(const uint8_t* packed) {
-  const __m128i raw = _mm_loadu_si128(reinterpret_cast<const __m128i*>(packed));
+inline __m256i unpack_scales_k4_x2(const uint8_t* packed0, const uint8_t* packed1) {
+  const __m256i raw = _mm256_inserti128_si256(
+      _mm256_castsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(packed0))),
+      _mm_loadu_si128(reinterpret_cast<const __m128i*>(packed1)), 1);
   // Low parts: q[0..3], q[8..11], q[4..7], q[8..11]; high parts (top 2 bits): -, q[0..3], -,
   // q[4..7].
-  const __m128i lo =
-      _mm_shuffle_epi8(raw, _mm_setr_epi8(0, 1, 2, 3, 8, 9, 10, 11, 4, 5, 6, 7, 8, 9, 10, 11));
-  const __m128i hi =
-      _mm_shuffle_epi8(raw, _mm_setr_epi8(-1, -1, -1, -1, 0, 1, 2, 3, -1, -1, -1, -1, 4, 5, 6, 7));
+  const __m256i lo = _mm256_shuffle_epi8(
+      raw, _mm256_setr_epi8(0, 1, 2, 3, 8, 9, 10, 11, 4, 5, 6, 7, 8, 9, 10, 11,  //
+                            0, 1, 2, 3, 8, 9, 10, 11, 4, 5, 6, 7, 8, 9, 10, 11));
+  const __m256i hi = _mm256_shuffle_epi8(
+      raw, _mm256_setr_epi8(-1, -1, -1, -1, 0, 1, 2, 3, -1, -1, -1, -1, 4, 5, 6, 7,  //
+                            -1, -1, -1, -1, 0, 1, 2, 3, -1, -1, -1, -1, 4, 5, 6, 7));
   // Bytes 12..15 take the high nibble of q[8..11] (shifted within 16-bit words, then masked).
-  const __m128i l = _mm_mask_blend_epi8(0xF000, lo, _mm_srli_epi16(lo, 4));
-  alignas(16) static constexpr int8_t kKeep[16] = {63, 63, 63, 63, 15, 15, 15, 15,
-                                                   63, 63, 63, 63, 15, 15, 15, 15};
-  const __m128i keep = _mm_load_si128(reinterpret_cast<const __m128i*>(kKeep));
-  return _mm_or_si128(_mm_and_si128(l, keep),
-                      _mm_and_si128(_mm_srli_epi16(hi, 2), _mm_set1_epi8(0x30)));
+  const __m256i l = _mm256_mask_blend_epi8(0xF000F000, lo, _mm256_srli_epi16(lo, 4));
+  const __m256i keep =
+      _mm256_setr_epi8(63, 63, 63, 63, 15, 15, 15, 15, 63, 63, 63, 63, 15, 15, 15, 15, 63, 63, 63,
+                       63, 15, 15, 15, 15, 63, 63, 63, 63, 15, 15, 15, 15);
+  return _mm256_or_si256(_mm256_and_si256(l, keep),
+                         _mm256_and_si256(_mm256_srli_epi16(hi, 2), _mm256_set1_epi8(0x30)));
 }
 
-// Q4_K and Q5_K (HighBits) against Q8_K. Group g (64 values): the 32 bytes of qs are broadcast to
-// both halves and shifted by 0 / 4, which puts values 64g .. 64g+63 in order (sub-block 2g in the
-// low half, 2g+1 in the high half) against one 512-bit load of the activations. maddubs gives
-// int16 pair sums (<= 2 * 31 * 127), vpdpwssd multiplies them by the sub-block scale and
-// accumulates. Mins: dmin * m_j * sum of the activations of sub-block j (from the Q8_K bsums).
+// Q4_K and Q5_K (HighBits) against Q8_K, two blocks per step (the scale unpacking, the mins and
+// the scale products of a pair share their instructions; an odd last block runs alone). Group g
+// (64 values): the 32 bytes of qs are broadcast to both halves and shifted by 0 / 4, which puts
+// values 64g .. 64g+63 in order (sub-block 2g in the low half, 2g+1 in the high half) against one
+// 512-bit load of the activations. maddubs gives int16 pair sums (<= 2 * 31 * 127), vpdpwssd
+// multiplies them by the sub-block scale and accumulates. Mins: dmin * m_j * sum of the
+// activations of sub-block j (from the Q8_K bsums). The float accumulation order depends only on
+// the block count, never on NT, so a token gets the same result alone and in a tile.
 template <bool HighBits>
 struct KQuant45Vnni {
   using Block = std::conditional_t<HighBits, BlockQ5K, BlockQ4K>;
   static constexpr size_t kPrefetchAhead = kKQuantPrefetchBytes;
+
+  // sumi[t] = the scaled integer dot products of block b for every token (sm4: the block's
+  // unpacked scales in every 128-bit lane).
+  template <int NT>
+  static void block_sums(const Block& w, __m512i sm4, const uint8_t* xa, size_t xs, int64_t b,
+                         __m512i* sumi) {
+    const __m512i low4 = _mm512_set1_epi8(0x0F);
+    const __m512i shifts = _mm512_load_si512(kKQuant45.shifts);
+    for (int t = 0; t < NT; ++t) sumi[t] = _mm512_setzero_si512();
+    [[maybe_unused]] __m512i hb;
+    if constexpr (HighBits) hb = bcast256(w.qh);
+    for (int g = 0; g < 4; ++g) {
+      __m512i q = _mm512_and_si512(_mm512_srlv_epi16(bcast256(w.qs + 32 * g), shifts), low4);
+      if constexpr (HighBits) {
+        // qh bit 2g (low half) / 2g+1 (high half) of each byte -> +16: move it to bit 4.
+        // 16-bit shifts: the bits that cross into the other byte of a word are masked off.
+        const int k = 2 * g;
+        const __m512i h =
+            k < 4 ? _mm512_sllv_epi16(
+                        hb, _mm512_inserti64x4(_mm512_set1_epi16(static_cast<int16_t>(4 - k)),
+                                               _mm256_set1_epi16(static_cast<int16_t>(3 - k)), 1))
+                  : _mm512_srlv_epi16(
+                        hb, _mm512_inserti64x4(_mm512_set1_epi16(static_cast<int16_t>(k - 4)),
+                                               _mm256_set1_epi16(static_cast<int16_t>(k - 3)), 1));
+        q = _mm512_or_si512(q, _mm512_and_si512(h, _mm512_set1_epi8(0x10)));
+      }
+      const __m512i scv = _mm512_shuffle_epi8(sm4, _mm512_load_si512(kKQuant45.scale_idx[g]));
+      for (int t = 0; t < NT; ++t) {
+        const __m512i p = _mm512_maddubs_epi16(q, loadu512(q8k(xa, xs, t, b)->qs + 64 * g));
+        sumi[t] = _mm512_dpwssd_epi32(sumi[t], p, scv);
+      }
+    }
+  }
+
+  // The 16 Q8_K bsums of block b of token t.
+  static __m256i bsums(const uint8_t* xa, size_t xs, int t, int64_t b) {
+    return loadu(reinterpret_cast<const uint8_t*>(q8k(xa, xs, t, b)) + offsetof(BlockQ8K, bsums));
+  }
+
   template <int NT>
   static void dot(int64_t n_in, const uint8_t* wrow, const uint8_t* xa, size_t xs, float* out) {
     const auto* w = reinterpret_cast<const Block*>(wrow);  // [n_in / 256]
     const int64_t nb = n_in / kQKK;
-    const __m512i low4 = _mm512_set1_epi8(0x0F);
-    const __m512i shifts = _mm512_load_si512(kKQuant45.shifts);
     const __m256i min_idx = _mm256_load_si256(reinterpret_cast<const __m256i*>(kKQuant45.min_idx));
-    __m512 acc[NT];
-    __m256 accm[NT];
-    for (int t = 0; t < NT; ++t) {
-      acc[t] = _mm512_setzero_ps();
-      accm[t] = _mm256_setzero_ps();
-    }
-    for (int64_t b = 0; b < nb; ++b) {
-      const __m128i sm = unpack_scales_k4_vec(w[b].scales);
-      const __m512i sm4 = _mm512_broadcast_i32x4(sm);
-      __m512i sumi[NT];
-      for (int t = 0; t < NT; ++t) sumi[t] = _mm512_setzero_si512();
-      [[maybe_unused]] __m512i hb;
-      if constexpr (HighBits) hb = bcast256(w[b].qh);
-      for (int g = 0; g < 4; ++g) {
-        __m512i q = _mm512_and_si512(_mm512_srlv_epi16(bcast256(w[b].qs + 32 * g), shifts), low4);
-        if constexpr (HighBits) {
-          // qh bit 2g (low half) / 2g+1 (high half) of each byte -> +16: move it to bit 4.
-          // 16-bit shifts: the bits that cross into the other byte of a word are masked off.
-          const int k = 2 * g;
-          const __m512i h =
-              k < 4 ? _mm512_sllv_epi16(
-                          hb, _mm512_inserti64x4(_mm512_set1_epi16(static_cast<int16_t>(4 - k)),
-                                                 _mm256_set1_epi16(static_cast<int16_t>(3 - k)), 1))
-                    : _mm512_srlv_epi16(hb, _mm512_inserti64x4(
-                                                _mm512_set1_epi16(static_cast<int16_t>(k - 4)),
-                                                _mm256_set1_epi16(static_cast<int16_t>(k - 3)), 1));
-          q = _mm512_or_si512(q, _mm512_and_si512(h, _mm512_set1_epi8(0x10)));
-        }
-        const __m512i scv = _mm512_shuffle_epi8(sm4, _mm512_load_si512(kKQuant45.scale_idx[g]));
-        for (int t = 0; t < NT; ++t) {
-          const __m512i p = _mm512_maddubs_epi16(q, loadu512(q8k(xa, xs, t, b)->qs + 64 * g));
-          sumi[t] = _mm512_dpwssd_epi32(sumi[t], p, scv);
-        }
+    // Lanes 0..7: the dmin product of the first block of a pair (element 1 of [d, dmin, d',
+    // dmin']), lanes 8..15: the second block's (element 3).
+    const __m512i dmin_idx = _mm512_inserti64x4(_mm512_set1_epi32(1), _mm256_set1_epi32(3), 1);
+    __m512 acc[NT], accm[NT];
+    for (int t = 0; t < NT; ++t) acc[t] = accm[t] = _mm512_setzero_ps();
+    int64_t b = 0;
+    for (; b + 2 <= nb; b += 2) {
+      const __m512i sm = _mm512_castsi256_si512(unpack_scales_k4_x2(w[b].scales, w[b + 1].scales));
+      __m512i sumi0[NT], sumi1[NT];
+      block_sums<NT>(w[b], _mm512_shuffle_i32x4(sm, sm, 0x00), xa, xs, b, sumi0);
+      block_sums<NT>(w[b + 1], _mm512_shuffle_i32x4(sm, sm, 0x55), xa, xs, b + 1, sumi1);
+      // Mins as 16 words m0 m0 .. m7 m7 of each block (128-bit lanes 0-1: block b, 2-3: b + 1)
+      // against the 2 x 16 bsums.
+      const __m512i mins =
+          _mm512_shuffle_epi8(_mm512_shuffle_i64x2(sm, sm, 0x50),
+                              _mm512_inserti64x4(_mm512_castsi256_si512(min_idx), min_idx, 1));
+      // d and dmin of both blocks (adjacent fp16 at the start of each): [d, dmin, d', dmin'].
+      uint32_t dp0, dp1;
+      std::memcpy(&dp0, &w[b], 4);
+      std::memcpy(&dp1, &w[b + 1], 4);
+      const __m128 dd = _mm_cvtph_ps(_mm_unpacklo_epi32(_mm_cvtsi32_si128(static_cast<int>(dp0)),
+                                                        _mm_cvtsi32_si128(static_cast<int>(dp1))));
+      for (int t = 0; t < NT; ++t) {
+        const __m128 xd = _mm_blend_ps(_mm_set1_ps(q8k(xa, xs, t, b)->d),
+                                       _mm_set1_ps(q8k(xa, xs, t, b + 1)->d), 0xC);
+        const __m128 s = _mm_mul_ps(dd, xd);  // [d xd, dmin xd, d' xd', dmin' xd']
+        acc[t] = _mm512_fmadd_ps(_mm512_broadcastss_ps(s), _mm512_cvtepi32_ps(sumi0[t]), acc[t]);
+        acc[t] = _mm512_fmadd_ps(_mm512_broadcastss_ps(_mm_movehl_ps(s, s)),
+                                 _mm512_cvtepi32_ps(sumi1[t]), acc[t]);
+        const __m512i m =
+            _mm512_madd_epi16(mins, _mm512_inserti64x4(_mm512_castsi256_si512(bsums(xa, xs, t, b)),
+                                                       bsums(xa, xs, t, b + 1), 1));
+        accm[t] = _mm512_fmadd_ps(_mm512_permutexvar_ps(dmin_idx, _mm512_castps128_ps512(s)),
+                                  _mm512_cvtepi32_ps(m), accm[t]);
       }
-      const __m256i mins = _mm256_shuffle_epi8(_mm256_broadcastsi128_si256(sm), min_idx);
-      // d and dmin (adjacent fp16 at the start of the block) converted together: [d, dmin, 0, 0].
+    }
+    if (b < nb) {
+      const __m512i sm = _mm512_castsi256_si512(unpack_scales_k4_x2(w[b].scales, w[b].scales));
+      __m512i sumi[NT];
+      block_sums<NT>(w[b], _mm512_shuffle_i32x4(sm, sm, 0x00), xa, xs, b, sumi);
+      const __m256i mins =
+          _mm256_shuffle_epi8(_mm512_castsi512_si256(_mm512_shuffle_i64x2(sm, sm, 0)), min_idx);
       uint32_t dpair;
       std::memcpy(&dpair, &w[b], 4);
       const __m128 dd = _mm_cvtph_ps(_mm_cvtsi32_si128(static_cast<int>(dpair)));
       for (int t = 0; t < NT; ++t) {
-        const BlockQ8K* xb = q8k(xa, xs, t, b);
-        const __m128 s = _mm_mul_ps(dd, _mm_set1_ps(xb->d));  // [d * xd, dmin * xd, ..]
+        const __m128 s = _mm_mul_ps(dd, _mm_set1_ps(q8k(xa, xs, t, b)->d));  // [d xd, dmin xd, ..]
         acc[t] = _mm512_fmadd_ps(_mm512_broadcastss_ps(s), _mm512_cvtepi32_ps(sumi[t]), acc[t]);
-        const __m256i m = _mm256_madd_epi16(
-            mins, loadu(reinterpret_cast<const uint8_t*>(xb) + offsetof(BlockQ8K, bsums)));
-        accm[t] = _mm256_fmadd_ps(_mm256_broadcastss_ps(_mm_movehdup_ps(s)), _mm256_cvtepi32_ps(m),
-                                  accm[t]);
+        const __m256i m = _mm256_madd_epi16(mins, bsums(xa, xs, t, b));
+        accm[t] = _mm512_fmadd_ps(
+            _mm512_broadcastss_ps(_mm_movehdup_ps(s)),
+            _mm512_castsi512_ps(_mm512_zextsi256_si512(_mm256_castps_si256(_mm256_cvtepi32_ps(m)))),
+            accm[t]);
       }
     }
-    // One horizontal sum per token: the mins folded into the low half first.
-    for (int t = 0; t < NT; ++t) {
-      out[t] = _mm512_reduce_add_ps(_mm512_sub_ps(acc[t], _mm512_zextps256_ps512(accm[t])));
-    }
+    for (int t = 0; t < NT; ++t) out[t] = _mm512_reduce_add_ps(_mm512_sub_ps(acc[t], accm[t]));
   }
 };
 
