@@ -1,6 +1,7 @@
 // Kernel micro-benchmarks: matrix-vector products (decode) report GB/s of weight bytes read and
-// that rate as a % of the machine's memory read bandwidth, measured at startup by this binary
-// with the same thread pool (a streaming sum over a 1 GiB buffer). Matrix-matrix products
+// that rate as a % of the machine's memory read bandwidth, measured by this binary with the same
+// thread pool (streaming sums): %bw against the startup baseline (1 GiB), %bw_paired against
+// sums taken just before and after the benchmark itself. Matrix-matrix products
 // (prefill) report GFLOP/s. Weights are several times larger than any cache: each iteration reads
 // the next of several copies, so every byte comes from DRAM (except MatvecL2*, cache-resident on
 // purpose to show the kernels' compute rate).
@@ -66,16 +67,12 @@ arc::HostMemory host_bytes(size_t bytes) {
   return std::move(*m);
 }
 
-// Read bandwidth: the median of 5 parallel streaming sums over 1 GiB, on huge pages.
-Bandwidth measure_read_bandwidth() {
-  const size_t n = (size_t{1} << 30) / sizeof(uint64_t);
-  arc::HostMemory mem = host_bytes(n * sizeof(uint64_t));
-  auto* data = reinterpret_cast<uint64_t*>(mem.data());
-  std::span<uint64_t> buf(data, n);
-  for (size_t i = 0; i < n; ++i) buf[i] = i;
+// Read bandwidth: the median of `reps` parallel streaming sums over the buffer (on huge pages).
+Bandwidth measure_read_bandwidth(std::span<const uint64_t> buf, int reps) {
+  const size_t n = buf.size();
   std::vector<double> rates, cpu_rates;
   uint64_t sink = 0;
-  for (int rep = 0; rep < 5; ++rep) {
+  for (int rep = 0; rep < reps; ++rep) {
     const int64_t chunks = 256;
     std::vector<uint64_t> partial(chunks);
     const auto t0 = std::chrono::steady_clock::now();
@@ -100,6 +97,30 @@ Bandwidth measure_read_bandwidth() {
   std::sort(rates.begin(), rates.end());
   std::sort(cpu_rates.begin(), cpu_rates.end());
   return {rates[rates.size() / 2], cpu_rates[cpu_rates.size() / 2]};
+}
+
+// The streaming sums' buffer: 1 GiB on huge pages, filled once.
+std::span<const uint64_t> bandwidth_buffer() {
+  static const arc::HostMemory mem = [] {
+    arc::HostMemory m = host_bytes(size_t{1} << 30);
+    auto* data = reinterpret_cast<uint64_t*>(m.data());
+    for (size_t i = 0; i < m.size() / sizeof(uint64_t); ++i) data[i] = i;
+    return m;
+  }();
+  return {reinterpret_cast<const uint64_t*>(mem.data()), mem.size() / sizeof(uint64_t)};
+}
+
+// The startup baseline: the median of 5 sums.
+Bandwidth measure_read_bandwidth() {
+  return measure_read_bandwidth(bandwidth_buffer(), 5);
+}
+
+// The read bandwidth right now: the median of 3 sums (about 60 ms). Taken just before and just
+// after each DRAM-bound matvec, so that benchmark's %bw_paired compares the kernel and the
+// streaming sum under the same load from whatever else shares the machine (on a shared host the
+// startup baseline can be minutes and a different neighbour away).
+double paired_bandwidth_gbs() {
+  return measure_read_bandwidth(bandwidth_buffer(), 3).wall_gbs;
 }
 
 Bandwidth& read_bandwidth() {
@@ -157,6 +178,9 @@ void run_matmul(benchmark::State& state, DType t, cpu::IsaLevel level, int64_t n
   a.n_tokens = n_tokens;
   a.y = y.data();
   int copy = 0;
+  const bool from_dram = min_total > 0;  // % of the DRAM bandwidth only for DRAM-sized weights
+  const bool paired = n_tokens == 1 && from_dram;
+  const double bw_before = paired ? paired_bandwidth_gbs() : 0.0;
   const double c0 = thread_cpu_seconds();
   for (auto _ : state) {
     a.w = w.bytes.data() + static_cast<size_t>(copy) * w.matrix_bytes;
@@ -165,8 +189,8 @@ void run_matmul(benchmark::State& state, DType t, cpu::IsaLevel level, int64_t n
     benchmark::DoNotOptimize(y.data());
   }
   const double cpu_sec = thread_cpu_seconds() - c0;
+  const double bw_after = paired ? paired_bandwidth_gbs() : 0.0;
   const double iters = static_cast<double>(state.iterations());
-  const bool from_dram = min_total > 0;  // % of the DRAM bandwidth only for DRAM-sized weights
   if (pool().num_threads() == 1 && n_tokens == 1) {
     state.counters["cpuGB/s"] = iters * w.matrix_bytes / cpu_sec / 1e9;
     if (from_dram) {
@@ -181,6 +205,12 @@ void run_matmul(benchmark::State& state, DType t, cpu::IsaLevel level, int64_t n
     // % of read bandwidth: weight GB/s over the baseline, as a rate counter divided by it.
     state.counters["%bw"] = benchmark::Counter(
         iters * w.matrix_bytes / 1e9 / read_bandwidth_gbs() * 100, benchmark::Counter::kIsRate);
+  }
+  if (paired && bw_before + bw_after > 0) {
+    state.counters["%bw_paired"] =
+        benchmark::Counter(iters * w.matrix_bytes / 1e9 / ((bw_before + bw_after) / 2) * 100,
+                           benchmark::Counter::kIsRate);
+    state.counters["bw_paired_GB/s"] = (bw_before + bw_after) / 2;
   }
   state.SetLabel(std::string(cpu::isa_name(level)) + " " + std::to_string(w.matrix_bytes >> 20) +
                  " MiB x" + std::to_string(w.copies));
