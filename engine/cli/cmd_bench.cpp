@@ -183,7 +183,33 @@ int run_bench(const BenchOpts& o) {
     std::fprintf(stderr, "error: %s\n", s.to_string().c_str());
     return 1;
   }
-  std::vector<double> pre_tps, dec_tps;
+  // The machine's bandwidth the decode is compared with: CPU memory reads, or on a GPU
+  // device-to-device copies (bytes read + written) in its own memory.
+  std::string device = "CPU";
+  std::string bw_method = "memory read";
+  auto* dev = dynamic_cast<DeviceReport*>(base);
+  // On the CPU: how much of this process (weights, KV) sits on huge pages, taken while the model
+  // is loaded and before the bandwidth buffer exists. 0 with --mmap or where THP is off.
+  std::optional<HugePageReport> huge;
+  // On the CPU the bandwidth is measured right after each repeat's decode: on a shared host the
+  // bandwidth left by the neighbours drifts within seconds, and a repeat is compared with what
+  // the machine offered at that moment.
+  std::optional<ThreadPool> bw_pool;
+  std::optional<ReadBandwidthMeter> meter;
+  if (dev == nullptr) {
+    huge = huge_page_report();
+    bw_pool.emplace(backend->num_threads());
+    auto m = ReadBandwidthMeter::create(&*bw_pool, static_cast<size_t>(o.bandwidth_mib) << 20);
+    if (!m.ok()) {
+      std::fprintf(stderr,
+                   "error: cannot allocate %d MiB to measure the memory bandwidth (%s); try a "
+                   "smaller --bandwidth-mib\n",
+                   o.bandwidth_mib, m.status().message().c_str());
+      return 1;
+    }
+    meter.emplace(std::move(*m));
+  }
+  std::vector<double> pre_tps, dec_tps, bws;
   dec_comm = {};
   measuring = true;
   for (int r = 0; r < o.repeats; ++r) {
@@ -194,16 +220,10 @@ int run_bench(const BenchOpts& o) {
     pre_tps.push_back(o.n_prompt / tp);
     dec_seconds += td;
     if (o.n_gen > 0) dec_tps.push_back(o.n_gen / td);
+    if (meter) bws.push_back(meter->measure(2));
   }
-  // The machine's bandwidth the decode is compared with: CPU memory reads, or on a GPU
-  // device-to-device copies (bytes read + written) in its own memory.
   double mem_bw = 0;
-  std::string device = "CPU";
-  std::string bw_method = "memory read";
-  // On the CPU: how much of this process (weights, KV) sits on huge pages, taken while the model
-  // is loaded and before the bandwidth buffer exists. 0 with --mmap or where THP is off.
-  std::optional<HugePageReport> huge;
-  if (auto* dev = dynamic_cast<DeviceReport*>(base)) {
+  if (dev != nullptr) {
     device = dev->device_description();
     bw_method = "device copy";
     auto bw = dev->measure_copy_bandwidth(static_cast<size_t>(o.bandwidth_mib) << 20);
@@ -213,21 +233,20 @@ int run_bench(const BenchOpts& o) {
     }
     mem_bw = *bw;
   } else {
-    huge = huge_page_report();
-    ThreadPool pool(backend->num_threads());
-    mem_bw = measure_read_bandwidth(&pool, static_cast<size_t>(o.bandwidth_mib) << 20);
-    if (mem_bw <= 0) {
-      std::fprintf(stderr,
-                   "error: cannot allocate %d MiB to measure the memory bandwidth; try a smaller "
-                   "--bandwidth-mib\n",
-                   o.bandwidth_mib);
-      return 1;
-    }
+    mem_bw = stats(bws).median;
   }
 
   const Stats pre = stats(pre_tps), dec = stats(dec_tps);
   const double bytes_tok = static_cast<double>((*model)->active_bytes_per_token());
   const double achieved = bytes_tok * dec.median;
+  // Each repeat's weight GB/s over the bandwidth measured right after it (CPU), else over the
+  // one device measurement; the median of those ratios.
+  std::vector<double> fractions;
+  for (size_t r = 0; r < dec_tps.size(); ++r) {
+    const double bw = bws.empty() ? mem_bw : bws[r];
+    if (bw > 0) fractions.push_back(bytes_tok * dec_tps[r] / bw);
+  }
+  const double fraction = stats(fractions).median;
   // K and V rows a decoded token reads (F16, every layer, this rank's KV heads) at the mean context
   // of the measured steps: memory traffic besides the weights, which grows with the context.
   const double mean_ctx = o.n_prompt + (o.n_gen + 1) / 2.0;
@@ -261,13 +280,19 @@ int run_bench(const BenchOpts& o) {
         {"active_weight_bytes_per_token", bytes_tok},
         {"decode_gb_per_s", achieved / 1e9},
         {"memory_read_gb_per_s", mem_bw / 1e9},
-        {"decode_bandwidth_fraction", achieved / mem_bw},
+        {"decode_bandwidth_fraction", fraction},
+        {"decode_tokens_per_s_per_repeat", dec_tps},
         {"kv_bytes_per_token", kv_bytes_tok},
         {"decode_gb_per_s_with_kv", achieved_kv / 1e9},
         {"prefill_gflop_per_s", gflops},
         {"tp", comm.size()},
         {"rank0_weight_bytes", (*tp_rt)->rank_weight_bytes()},
     };
+    if (!bws.empty()) {
+      std::vector<double> gbs;
+      for (double bw : bws) gbs.push_back(bw / 1e9);
+      j["memory_read_gb_per_s_per_repeat"] = gbs;  // each right after that repeat's decode
+    }
     if (huge) {
       j["anon_huge_page_bytes"] = huge->anon_huge_bytes;
       j["thp_mode"] = huge->mode;
@@ -301,8 +326,9 @@ int run_bench(const BenchOpts& o) {
     std::printf("decode           %.2f tok/s (min %.2f, max %.2f)\n", dec.median, dec.min, dec.max);
     std::printf("weights/token    %.1f MiB (non-expert + %lld used experts per layer)\n",
                 bytes_tok / (1 << 20), static_cast<long long>(c.n_expert_used));
-    std::printf("decode bandwidth %.2f GB/s = %.0f%% of measured %s %.2f GB/s\n", achieved / 1e9,
-                100.0 * achieved / mem_bw, bw_method.c_str(), mem_bw / 1e9);
+    std::printf("decode bandwidth %.2f GB/s = %.0f%% of measured %s %.2f GB/s%s\n", achieved / 1e9,
+                100.0 * fraction, bw_method.c_str(), mem_bw / 1e9,
+                bws.empty() ? "" : " (median; % per repeat against a measurement right after it)");
     std::printf(
         "KV read/token    %.1f MiB at the mean context (%.0f positions); with the weights "
         "%.2f GB/s = %.0f%%\n",

@@ -1,31 +1,32 @@
 #include "arc/mem_bandwidth.h"
 
-#include "arc/host_memory.h"
-
 #include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdint>
-#include <cstring>
+#include <utility>
 
 namespace arc {
 
-double measure_read_bandwidth(kernels::Parallel* pool, size_t bytes, int repeats) {
-  // On huge pages, as the CPU backend's weights are: the figure is the peak the weights can be
-  // streamed at, not one slowed by 4 KiB page walks.
+Result<ReadBandwidthMeter> ReadBandwidthMeter::create(kernels::Parallel* pool, size_t bytes) {
   const size_t n = bytes / sizeof(uint64_t);
-  Result<HostMemory> mem = HostMemory::allocate(n * sizeof(uint64_t));
-  if (!mem.ok()) return 0.0;
-  auto* buf = reinterpret_cast<uint64_t*>(mem->data());
+  ARC_ASSIGN_OR_RETURN(HostMemory mem, HostMemory::allocate(n * sizeof(uint64_t)));
+  auto* buf = reinterpret_cast<uint64_t*>(mem.data());
   // Touch every page (and make the contents non-trivial) before timing.
   kernels::parallel_for(pool, static_cast<int64_t>(n), 1 << 16, [&](int64_t b, int64_t e) {
     for (int64_t i = b; i < e; ++i) buf[i] = static_cast<uint64_t>(i) * 2654435761u;
   });
+  return ReadBandwidthMeter(pool, std::move(mem));
+}
+
+double ReadBandwidthMeter::measure(int repeats) {
+  const size_t n = mem_.size() / sizeof(uint64_t);
+  const auto* buf = reinterpret_cast<const uint64_t*>(mem_.data());
   std::atomic<uint64_t> sink{0};
   double best = 0.0;
   for (int r = 0; r <= repeats; ++r) {
     const auto t0 = std::chrono::steady_clock::now();
-    kernels::parallel_for(pool, static_cast<int64_t>(n), 1 << 16, [&](int64_t b, int64_t e) {
+    kernels::parallel_for(pool_, static_cast<int64_t>(n), 1 << 16, [&](int64_t b, int64_t e) {
       // Independent accumulators so the compiler vectorises the loop.
       uint64_t a0 = 0, a1 = 0, a2 = 0, a3 = 0;
       int64_t i = b;
@@ -42,6 +43,11 @@ double measure_read_bandwidth(kernels::Parallel* pool, size_t bytes, int repeats
     if (r > 0) best = std::max(best, static_cast<double>(n * sizeof(uint64_t)) / s);
   }
   return sink.load() == 42 ? best * 1.0 : best;  // keeps the sum observable
+}
+
+double measure_read_bandwidth(kernels::Parallel* pool, size_t bytes, int repeats) {
+  Result<ReadBandwidthMeter> meter = ReadBandwidthMeter::create(pool, bytes);
+  return meter.ok() ? meter->measure(repeats) : 0.0;
 }
 
 }  // namespace arc

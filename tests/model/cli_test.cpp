@@ -89,6 +89,17 @@ TEST_F(Cli, BenchJsonAndErrors) {
   EXPECT_GT(j["prefill_tokens_per_s"]["min"].get<double>(), 0.0);
   EXPECT_GT(j["memory_read_gb_per_s"].get<double>(), 0.0);
   EXPECT_GT(j["active_weight_bytes_per_token"].get<double>(), 0.0);
+  // On the CPU every repeat is compared with a bandwidth measured right after it; the fraction is
+  // the median (of two: their mean) of those ratios.
+  const auto tps = j["decode_tokens_per_s_per_repeat"].get<std::vector<double>>();
+  const auto bws = j["memory_read_gb_per_s_per_repeat"].get<std::vector<double>>();
+  ASSERT_EQ(tps.size(), 2u);
+  ASSERT_EQ(bws.size(), 2u);
+  const double bytes = j["active_weight_bytes_per_token"].get<double>();
+  EXPECT_NEAR(j["decode_bandwidth_fraction"].get<double>(),
+              (bytes * tps[0] / (bws[0] * 1e9) + bytes * tps[1] / (bws[1] * 1e9)) / 2,
+              1e-9 * j["decode_bandwidth_fraction"].get<double>());
+  EXPECT_NEAR(j["memory_read_gb_per_s"].get<double>(), (bws[0] + bws[1]) / 2, 1e-9 * bws[0]);
   // The generated llama: 2 layers, 2 KV heads of 16 (make-test-model's defaults); K and V, F16,
   // at the mean context 8 + 2.5 positions.
   EXPECT_DOUBLE_EQ(j["kv_bytes_per_token"].get<double>(), 2.0 * 2 * 2 * 2 * 16 * 10.5);
