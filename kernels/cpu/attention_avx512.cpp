@@ -28,6 +28,9 @@ struct Lanes16 {
   static R exp(R a) { return detail::exp512(a); }
   static float hsum(R r) { return _mm512_reduce_add_ps(r); }
   static float hmax(R r) { return _mm512_reduce_max_ps(r); }
+  static bool any_greater(R r, float f) {
+    return _mm512_cmp_ps_mask(r, _mm512_set1_ps(f), _CMP_GT_OQ) != 0;
+  }
   // Lane i = the sum of v[i], i = 0..15: pairs interleaved and added (each 128-bit lane then
   // holds two partial sums of each), pairs of those (four partial sums, one per register), then
   // 128-bit lanes paired across registers twice: 15 x (two shuffles, one add).

@@ -75,45 +75,6 @@ inline void group_accumulate(float* const* acc, const KvT* v, int64_t v_stride, 
   }
 }
 
-// A full cache block of exactly 16 keys against 4 query heads, for vector types with 16 lanes
-// that provide reduce16 (lane i = the sum of v[i]) and transpose4 (4 x 4 transpose of 128-bit
-// lanes). The 16 dot products of 4 keys x 4 heads are reduced by one tree into one register
-// (lane 4r + j: head r, key j), and four of those are transposed into one register per head with
-// the block's 16 scores, which stay in registers through the softmax: no horizontal sum per key
-// and no scalar stores that a vector load would have to wait for. The query chunks are loaded
-// once per 4 keys instead of once per key.
-// out[r]: scale * q_r . k_j for j = 0..15, lane j.
-template <class T, class KvT>
-inline void block16_scores(const float* const* q, const KvT* k, int64_t k_stride, int64_t d,
-                           float scale, typename T::R* out) {
-  using R = typename T::R;
-  R quad[4];
-  for (int jq = 0; jq < 4; ++jq) {
-    R acc[16];  // [head r][key j]: 4r + j
-    for (int i = 0; i < 16; ++i) acc[i] = T::zero();
-    const KvT* kq = k + 4 * jq * k_stride;
-    for (int64_t c = 0; c < d; c += T::W) {
-      R qc[4];
-      for (int r = 0; r < 4; ++r) qc[r] = T::load(q[r] + c);
-      for (int j = 0; j < 4; ++j) {
-        const R kv = T::load(kq + j * k_stride + c);
-        for (int r = 0; r < 4; ++r) acc[4 * r + j] = T::fma(qc[r], kv, acc[4 * r + j]);
-      }
-    }
-    quad[jq] = T::reduce16(acc);
-  }
-  T::transpose4(quad, out);
-  for (int r = 0; r < 4; ++r) out[r] = T::mul(out[r], T::set1(scale));
-}
-
-// Whether T has the block-of-16 path (AVX-512).
-template <class T>
-constexpr bool kHasBlock16 = requires(const typename T::R* v, typename T::R* o) {
-  T::reduce16(v);
-  T::transpose4(v, o);
-  T::hmax(*v);
-};
-
 template <class T, class KvT>
 using ScoresFn = void (*)(const float* const*, const KvT*, int64_t, int64_t, int64_t, float, float*,
                           int64_t);
@@ -166,12 +127,15 @@ inline void prefetch_block(const void* cache, int64_t row, int64_t n, int64_t n_
 
 // Per-thread scratch for one range of work items.
 struct Scratch {
-  std::vector<float> acc;     // [n_rep, head_dim]
-  std::vector<float> scores;  // [n_rep, block_size]
-  std::vector<float> m, l;    // [n_rep]
-  std::vector<float> k_rows;  // [block_size, head_dim], Q8_0 only: dequantized block
-  std::vector<float> v_rows;  // [block_size, head_dim], Q8_0 only
+  std::vector<float> acc;      // [n_rep, head_dim]
+  std::vector<float> scores;   // [n_rep, block_size]
+  std::vector<float> scores2;  // [n_rep, block_size], the block-of-16 path's second buffer
+  std::vector<float> m, l;     // [n_rep]
+  std::vector<float> k_rows;   // [block_size, head_dim], Q8_0 only: dequantized block
+  std::vector<float> v_rows;   // [block_size, head_dim], Q8_0 only
 };
+
+#include "cpu/attention_block16.inc"
 
 // Runs the online softmax of token t, kv head g over the visible positions [first, last] (may
 // be empty), leaving the unnormalised state in s: acc [n_rep, head_dim], running max m and sum l.
@@ -198,6 +162,16 @@ void attend_range(const PagedAttentionArgs& a, int64_t t, int64_t g, int64_t fir
   for (int64_t b = first / bs; b <= last / bs; ++b) {
     const int64_t j0 = std::max(first, b * bs);
     const int64_t n = std::min(last, b * bs + bs - 1) - j0 + 1;
+    if constexpr (kHasBlock16<T>) {
+      if (block16_applies(a, n)) {
+        // The run of whole blocks from b on (the last visible block may be partial).
+        int64_t b_end = b;
+        while (b_end + 1 <= last / bs && (b_end + 2) * bs - 1 <= last) ++b_end;
+        attend_whole_blocks<T, KvT>(a, t, g, b, b_end, last, scale, s);
+        b = b_end;
+        continue;
+      }
+    }
     const int64_t slot0 = static_cast<int64_t>(table[b]) * bs + (j0 - b * bs);
     // One block ahead: two or more gained nothing in bench_ops (attn_decode, 1 and 2 threads).
     if (b + 1 <= last / bs) {
@@ -224,30 +198,6 @@ void attend_range(const PagedAttentionArgs& a, int64_t t, int64_t g, int64_t fir
       const int gsz = static_cast<int>(std::min<int64_t>(kMaxGroup, n_rep - r0));
       for (int r = 0; r < gsz; ++r) q[r] = a.q + (t * a.n_head + g * n_rep + r0 + r) * d;
       float* sc = s.scores.data() + r0 * bs;
-      if constexpr (kHasBlock16<T>) {
-        if (n == 16 && gsz % 4 == 0) {
-          for (int r4 = 0; r4 < gsz; r4 += 4) {
-            typename T::R sv[4];
-            block16_scores<T, KvT>(q + r4, k, row_stride, d, scale, sv);
-            for (int r = r4; r < r4 + 4; ++r) {
-              float& m = s.m[r0 + r];
-              const float mx = std::max(m, T::hmax(sv[r - r4]));
-              const float corr = mx == m ? 1.0f : std::exp(m - mx);
-              const typename T::R e = T::exp(T::sub(sv[r - r4], T::set1(mx)));
-              T::store(sc + r * bs, e);
-              acc[r] = s.acc.data() + (r0 + r) * d;
-              if (corr != 1.0f) {
-                for (int64_t i = 0; i < d; ++i) acc[r][i] *= corr;
-              }
-              s.l[r0 + r] = s.l[r0 + r] * corr + T::hsum(e);
-              m = mx;
-            }
-          }
-          accumulate_fn<T, KvT>(gsz, std::make_integer_sequence<int, kMaxGroup>{})(
-              acc, v, row_stride, n, d, sc, bs);
-          continue;
-        }
-      }
       scores_fn<T, KvT>(gsz, std::make_integer_sequence<int, kMaxGroup>{})(q, k, row_stride, n, d,
                                                                            scale, sc, bs);
       // Online softmax update for each head of the group.
@@ -293,6 +243,7 @@ Scratch make_scratch(const PagedAttentionArgs& a) {
   Scratch s;
   s.acc.resize(n_rep * d);
   s.scores.resize(n_rep * a.block_size);
+  s.scores2.resize(n_rep * a.block_size);
   s.m.resize(n_rep);
   s.l.resize(n_rep);
   if (a.kv_type == DType::Q8_0) {
