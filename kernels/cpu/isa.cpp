@@ -22,6 +22,7 @@ struct Features {
   bool avx2 = false;
   bool avx512 = false;
   bool avx512vnni = false;
+  bool avx512gfni = false;  // avx512vnni + GFNI
   bool neon = false;
   bool neon_dotprod = false;  // SDOT / UDOT
   bool neon_i8mm = false;     // SMMLA / UMMLA / USMMLA
@@ -53,9 +54,11 @@ Features detect() {
   const bool avx512bw = ebx & (1u << 30);
   const bool avx512vl = ebx & (1u << 31);
   const bool avx512vnni = ecx & (1u << 11);
+  const bool gfni = ecx & (1u << 8);
   f.avx2 = ymm_state && avx2 && fma && f16c;
   f.avx512 = f.avx2 && zmm_state && avx512f && avx512dq && avx512bw && avx512vl;
   f.avx512vnni = f.avx512 && avx512vnni;
+  f.avx512gfni = f.avx512vnni && gfni;
   return f;
 }
 #else
@@ -91,6 +94,8 @@ std::string_view isa_name(IsaLevel level) {
       return "neon";
     case IsaLevel::kAvx512Vnni:
       return "avx512vnni";
+    case IsaLevel::kAvx512Gfni:
+      return "avx512gfni";
     case IsaLevel::kNeonDotprod:
       return "neon-dotprod";
     case IsaLevel::kNeonI8mm:
@@ -110,6 +115,8 @@ bool isa_available(IsaLevel level) {
       return features().avx512;
     case IsaLevel::kAvx512Vnni:
       return features().avx512vnni;
+    case IsaLevel::kAvx512Gfni:
+      return features().avx512gfni;
 #endif
 #if defined(__aarch64__)
     case IsaLevel::kNeon:
@@ -132,7 +139,7 @@ IsaLevel best_isa() {
 std::vector<IsaLevel> available_isas() {
   std::vector<IsaLevel> out;
   for (IsaLevel l : {IsaLevel::kScalar, IsaLevel::kNeon, IsaLevel::kAvx2, IsaLevel::kAvx512,
-                     IsaLevel::kAvx512Vnni}) {
+                     IsaLevel::kAvx512Vnni, IsaLevel::kAvx512Gfni}) {
     if (isa_available(l)) out.push_back(l);
   }
 #if defined(__aarch64__)

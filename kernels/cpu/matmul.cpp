@@ -46,6 +46,8 @@ RowsKernel simd_kernel_for(IsaLevel level, DType t) {
       return rows_kernel_avx512(t);
     case IsaLevel::kAvx512Vnni:
       return rows_kernel_avx512vnni(t);
+    case IsaLevel::kAvx512Gfni:
+      return rows_kernel_avx512gfni(t);
 #endif
 #if defined(__aarch64__)
     case IsaLevel::kNeon:
@@ -95,7 +97,8 @@ RowsKernel rows_kernel_scalar(DType t) {
 
 void quantize_act(IsaLevel level, DType act, const float* x, void* dst, int64_t n) {
 #if defined(ARC_KERNELS_X86)
-  if ((level == IsaLevel::kAvx512 || level == IsaLevel::kAvx512Vnni) &&
+  if ((level == IsaLevel::kAvx512 || level == IsaLevel::kAvx512Vnni ||
+       level == IsaLevel::kAvx512Gfni) &&
       quantize_act_avx512(act, x, dst, n)) {
     return;
   }

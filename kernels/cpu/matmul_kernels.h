@@ -47,6 +47,7 @@ RowsKernel rows_kernel_scalar(DType w_type);
 RowsKernel rows_kernel_avx2(DType w_type);        // defined only on x86-64 builds
 RowsKernel rows_kernel_avx512(DType w_type);      // defined only on x86-64 builds
 RowsKernel rows_kernel_avx512vnni(DType w_type);  // x86-64 only; kAvx512 kernels where no VNNI one
+RowsKernel rows_kernel_avx512gfni(DType w_type);  // x86-64 only; kAvx512Vnni ones but the K-quants
 RowsKernel rows_kernel_neon(DType w_type);        // defined only on aarch64 builds
 RowsKernel rows_kernel_neon_dotprod(DType w_type);  // aarch64 only, needs HWCAP_ASIMDDP
 RowsKernel rows_kernel_neon_i8mm(DType w_type);     // aarch64 only, needs HWCAP2_I8MM too

@@ -361,10 +361,13 @@ void register_all() {
           ->UseRealTime();
     }
   }
-  // The lower x86 levels for comparison (same names as before the VNNI level existed).
-  for (cpu::IsaLevel level : {cpu::IsaLevel::kAvx2, cpu::IsaLevel::kAvx512}) {
-    if (best != cpu::IsaLevel::kAvx512 && best != cpu::IsaLevel::kAvx512Vnni) break;
-    if (level == best) continue;
+  // The lower x86 levels for comparison.
+  const bool x86_512 = best == cpu::IsaLevel::kAvx512 || best == cpu::IsaLevel::kAvx512Vnni ||
+                       best == cpu::IsaLevel::kAvx512Gfni;
+  for (cpu::IsaLevel level :
+       {cpu::IsaLevel::kAvx2, cpu::IsaLevel::kAvx512, cpu::IsaLevel::kAvx512Vnni}) {
+    if (!x86_512) break;
+    if (level == best || !cpu::isa_available(level)) continue;
     for (DType t : {DType::Q4_K, DType::Q6_K, DType::Q8_0}) {
       if (level == cpu::IsaLevel::kAvx2 && t == DType::Q6_K) continue;
       const std::string name =
@@ -380,11 +383,17 @@ void register_all() {
   // Cache-resident matvec (128 rows x 4096, 0.3-0.6 MB: L2): the kernels' compute rate per core
   // with --arc_threads=1, free of DRAM noise; decode reaches the bandwidth goal only where this
   // is well above one core's share of the memory bandwidth.
-  for (cpu::IsaLevel level : {best, cpu::IsaLevel::kAvx512}) {
-    if (level != best && best != cpu::IsaLevel::kAvx512Vnni) break;
+  // The best level as MatvecL2/, the lower AVX-512 levels as MatvecL2_<level>/.
+  std::vector<cpu::IsaLevel> l2_levels = {best};
+  for (cpu::IsaLevel level : {cpu::IsaLevel::kAvx512Vnni, cpu::IsaLevel::kAvx512}) {
+    if (x86_512 && level != best && cpu::isa_available(level)) l2_levels.push_back(level);
+  }
+  for (cpu::IsaLevel level : l2_levels) {
     for (DType t : {DType::Q4_K, DType::Q5_K, DType::Q6_K, DType::Q8_0, DType::Q4_0}) {
-      const std::string name = std::string(level == best ? "MatvecL2/" : "MatvecL2_avx512/") +
-                               std::string(arc::dtype_name(t));
+      const std::string name =
+          (level == best ? std::string("MatvecL2/")
+                         : "MatvecL2_" + std::string(cpu::isa_name(level)) + "/") +
+          std::string(arc::dtype_name(t));
       benchmark::RegisterBenchmark(
           name.c_str(),
           [t, level](benchmark::State& s) { run_matmul(s, t, level, 128, kIn, 1, 0); })

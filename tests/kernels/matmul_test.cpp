@@ -251,6 +251,13 @@ TEST(Dispatch, LevelsAreConsistent) {
   } else if (cpu::isa_available(IsaLevel::kAvx512) && __builtin_cpu_supports("avx512vnni")) {
     ADD_FAILURE() << "AVX512_VNNI present but the avx512vnni level is not available";
   }
+  // The GFNI level needs the VNNI level plus GFNI.
+  if (cpu::isa_available(IsaLevel::kAvx512Gfni)) {
+    EXPECT_TRUE(cpu::isa_available(IsaLevel::kAvx512Vnni));
+    EXPECT_TRUE(__builtin_cpu_supports("gfni"));
+  } else if (cpu::isa_available(IsaLevel::kAvx512Vnni) && __builtin_cpu_supports("gfni")) {
+    ADD_FAILURE() << "GFNI present but the avx512gfni level is not available";
+  }
 #elif defined(__aarch64__)
   // Advanced SIMD is mandatory on aarch64: dispatch must offer the NEON kernels, then dotprod,
   // then i8mm (which needs dotprod), in that order (CTest runs this under qemu with -cpu max,

@@ -20,6 +20,8 @@ enum class IsaLevel : int {
   // x86: AVX-512 level plus AVX512_VNNI (vpdpbusd / vpdpwssd); integer matvec kernels only, the
   // other kernels (and ops) are the kAvx512 ones.
   kAvx512Vnni = 4,
+  // x86: kAvx512Vnni plus GFNI (vgf2p8affineqb); the K-quant matvec kernels only.
+  kAvx512Gfni = 5,
   // aarch64 levels above the baseline, numbered apart so x86 levels can be added below them.
   kNeonDotprod = 16,  // + SDOT (ARMv8.2 dotprod; HWCAP_ASIMDDP)
   kNeonI8mm = 17,     // + SMMLA (ARMv8.6 i8mm; HWCAP2_I8MM), and dotprod
