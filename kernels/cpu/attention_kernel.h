@@ -9,7 +9,9 @@
 //
 // T provides: W (lanes), R (register), zero(), set1(f), load(const float*),
 // load(const uint16_t*) (F16 -> F32), store(float*, R), fma(a, b, c) = a * b + c, add(a, b),
-// sub(a, b), exp(R), hsum(R). head_dim must be a multiple of T::W.
+// sub(a, b), exp(R), hsum(R). head_dim must be a multiple of T::W. A T with 16 lanes that also
+// provides the block-of-16 operations (cpu/attention_block16.inc) runs whole 16-key blocks
+// through that path.
 #pragma once
 
 #include <algorithm>
@@ -173,7 +175,7 @@ void attend_range(const PagedAttentionArgs& a, int64_t t, int64_t g, int64_t fir
       }
     }
     const int64_t slot0 = static_cast<int64_t>(table[b]) * bs + (j0 - b * bs);
-    // One block ahead: two or more gained nothing in bench_ops (attn_decode, 1 and 2 threads).
+    // One block ahead: two to four gained nothing, in bench_ops (attn_decode) nor in the engine.
     if (b + 1 <= last / bs) {
       const int64_t next_n = std::min(bs, last - (b + 1) * bs + 1);
       const int64_t next_row = static_cast<int64_t>(table[b + 1]) * bs * a.n_kv_head + g;
