@@ -11,7 +11,8 @@
 #      backend and on the CPU backend (ms per image from the "encoded ..." log line).
 #   (The gpu-labelled tests include the vision ops against kernels/ref in test_cuda_kernels and the
 #   encoder on the CUDA backend against the reference in vision_cuda_test.)
-# Usage: tests/gpu/run-suite.sh [BUILD_DIR]   (default: build/cuda, else build/default)
+# Usage: tests/gpu/run-suite.sh [BUILD_DIR]   (default: build/cuda, else build/default; or a
+# folder made by tests/gpu/make-bundle.sh, for a GPU machine without this one's libraries)
 # Results (logs, bench text and JSON, summary.txt) go to $OUT when set, else to a temporary folder.
 set -euo pipefail
 
@@ -61,14 +62,14 @@ fi
 
 # 2. The gpu-labelled tests, each binary on its own (its log names every skip and failure).
 TESTS=()
-if command -v ctest >/dev/null 2>&1; then
+if command -v ctest >/dev/null 2>&1 && [[ -f $BUILD/CTestTestfile.cmake ]]; then
   mapfile -t TESTS < <(ctest --test-dir "$BUILD" -N -L gpu 2>/dev/null |
     sed -n 's/^ *Test *#[0-9]*: *//p')
 else
-  # No CMake here: the CUDA test binaries by name.
-  log "ctest not found: running $BUILD/tests/*cuda*test*"
-  for bin in "$BUILD"/tests/*cuda*test*; do
-    [[ -x $bin ]] && TESTS+=("$(basename "$bin")")
+  # No CMake here, or a bundle from tests/gpu/make-bundle.sh: the CUDA test binaries by name.
+  log "no ctest or no CTest files: running $BUILD/tests/*cuda* (benchmarks left out)"
+  for bin in "$BUILD"/tests/*cuda*; do
+    [[ -f $bin && -x $bin && $(basename "$bin") != bench_* ]] && TESTS+=("$(basename "$bin")")
   done
 fi
 if [[ ${#TESTS[@]} -eq 0 ]]; then
@@ -81,6 +82,10 @@ for t in "${TESTS[@]}"; do
     continue
   fi
   RUN=("$bin" --gtest_brief=1)
+  if [[ $t == tp_cuda_test ]] && ! command -v mpirun >/dev/null 2>&1; then
+    log "$t: no mpirun on this machine, left out"
+    continue
+  fi
   if [[ $t == tp_cuda_test ]]; then
     # Tensor parallelism: two ranks. NCCL refuses two ranks on one GPU: with fewer than two
     # GPUs only the cases whose collectives go through host memory run.
