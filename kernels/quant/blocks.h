@@ -86,10 +86,10 @@ inline void unpack_scale_min_k4(int j, const uint8_t* q, uint8_t* sc, uint8_t* m
 
 // Row (de)quantizers; n is a multiple of the block size (checked by the callers in quant.cpp).
 // src/dst floats: [n]; blocks: [n / block_elems].
-void dequantize_row_f16(const uint16_t* src, float* dst, int64_t n);
-void quantize_row_f16(const float* src, uint16_t* dst, int64_t n);
-void dequantize_row_bf16(const uint16_t* src, float* dst, int64_t n);
-void quantize_row_bf16(const float* src, uint16_t* dst, int64_t n);
+void dequantize_row_f16(const void* src, float* dst, int64_t n);  // src: n fp16, any alignment
+void quantize_row_f16(const float* src, void* dst, int64_t n);
+void dequantize_row_bf16(const void* src, float* dst, int64_t n);
+void quantize_row_bf16(const float* src, void* dst, int64_t n);
 void dequantize_row_q8_0(const BlockQ8_0* src, float* dst, int64_t n);
 void quantize_row_q8_0(const float* src, BlockQ8_0* dst, int64_t n);
 void dequantize_row_q4_0(const BlockQ4_0* src, float* dst, int64_t n);

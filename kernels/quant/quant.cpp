@@ -48,10 +48,10 @@ bool dequantize_row(DType t, const void* src, float* dst, int64_t n) {
       std::memmove(dst, src, static_cast<size_t>(n) * sizeof(float));
       return true;
     case DType::F16:
-      dequantize_row_f16(static_cast<const uint16_t*>(src), dst, n);
+      dequantize_row_f16(src, dst, n);
       return true;
     case DType::BF16:
-      dequantize_row_bf16(static_cast<const uint16_t*>(src), dst, n);
+      dequantize_row_bf16(src, dst, n);
       return true;
     case DType::Q8_0:
       dequantize_row_q8_0(static_cast<const BlockQ8_0*>(src), dst, n);
@@ -87,10 +87,10 @@ bool quantize_row(DType t, const float* src, void* dst, int64_t n) {
       std::memmove(dst, src, static_cast<size_t>(n) * sizeof(float));
       return true;
     case DType::F16:
-      quantize_row_f16(src, static_cast<uint16_t*>(dst), n);
+      quantize_row_f16(src, dst, n);
       return true;
     case DType::BF16:
-      quantize_row_bf16(src, static_cast<uint16_t*>(dst), n);
+      quantize_row_bf16(src, dst, n);
       return true;
     case DType::Q8_0:
       quantize_row_q8_0(src, static_cast<BlockQ8_0*>(dst), n);

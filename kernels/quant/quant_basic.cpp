@@ -9,17 +9,30 @@
 
 namespace arc::kernels::quant {
 
-void dequantize_row_f16(const uint16_t* src, float* dst, int64_t n) {
-  for (int64_t i = 0; i < n; ++i) dst[i] = fp16_to_f32(src[i]);
+// 16-bit rows are read and written through memcpy: a row may start at any byte (weights sit at
+// arbitrary offsets in a GGUF file's data section, and the tests misalign them on purpose).
+namespace {
+uint16_t load_u16(const void* p, int64_t i) {
+  uint16_t v;
+  std::memcpy(&v, static_cast<const unsigned char*>(p) + 2 * i, 2);
+  return v;
 }
-void quantize_row_f16(const float* src, uint16_t* dst, int64_t n) {
-  for (int64_t i = 0; i < n; ++i) dst[i] = f32_to_fp16(src[i]);
+void store_u16(void* p, int64_t i, uint16_t v) {
+  std::memcpy(static_cast<unsigned char*>(p) + 2 * i, &v, 2);
 }
-void dequantize_row_bf16(const uint16_t* src, float* dst, int64_t n) {
-  for (int64_t i = 0; i < n; ++i) dst[i] = bf16_to_f32(src[i]);
+}  // namespace
+
+void dequantize_row_f16(const void* src, float* dst, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) dst[i] = fp16_to_f32(load_u16(src, i));
 }
-void quantize_row_bf16(const float* src, uint16_t* dst, int64_t n) {
-  for (int64_t i = 0; i < n; ++i) dst[i] = f32_to_bf16(src[i]);
+void quantize_row_f16(const float* src, void* dst, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) store_u16(dst, i, f32_to_fp16(src[i]));
+}
+void dequantize_row_bf16(const void* src, float* dst, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) dst[i] = bf16_to_f32(load_u16(src, i));
+}
+void quantize_row_bf16(const float* src, void* dst, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) store_u16(dst, i, f32_to_bf16(src[i]));
 }
 
 void dequantize_row_q8_0(const BlockQ8_0* src, float* dst, int64_t n) {
