@@ -45,9 +45,4 @@ double ReadBandwidthMeter::measure(int repeats) {
   return sink.load() == 42 ? best * 1.0 : best;  // keeps the sum observable
 }
 
-double measure_read_bandwidth(kernels::Parallel* pool, size_t bytes, int repeats) {
-  Result<ReadBandwidthMeter> meter = ReadBandwidthMeter::create(pool, bytes);
-  return meter.ok() ? meter->measure(repeats) : 0.0;
-}
-
 }  // namespace arc

@@ -28,8 +28,4 @@ class ReadBandwidthMeter {
   HostMemory mem_;
 };
 
-// One measurement with a buffer of its own; 0 when the buffer cannot be allocated.
-double measure_read_bandwidth(kernels::Parallel* pool, size_t bytes = size_t{1} << 30,
-                              int repeats = 3);
-
 }  // namespace arc
