@@ -228,6 +228,9 @@ std::vector<Case> all_cases() {
   }
   cases.push_back({40, 2, 3, 16, 0, DType::F32, 0.3f});  // head dim no vector width divides
   cases.push_back({96, 3, 2, 7, 5, DType::F16, 0.05f});  // odd block size, explicit scale
+  // Head dims whose last 16-lane chunks do not fill a group of four (the block-of-16 path's
+  // V accumulation in 64-value chunks then 1, 2 or 3 chunks of 16).
+  for (int64_t d : {80, 96, 112}) cases.push_back({d, 2, 4, 16, 0, DType::F16});
   cases.push_back({128, 2, 4, 16, 0, DType::F16, 0.0f, true});
   cases.push_back({64, 1, 8, 32, 300, DType::F32, 0.0f, true});
   cases.push_back({128, 2, 1, 16, 0, DType::Q8_0, 0.0f, true});

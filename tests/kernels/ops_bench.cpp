@@ -128,7 +128,8 @@ void register_all() {
                                    int64_t{1})
           ->Args({4096, 1, 128, 8})
           ->Args({4096, 2, 128, 8})
-          ->Args({576, 2, 64, 4})  // the 1 GB bench model's layer at bench -p 512 -n 128
+          ->Args({576, 1, 64, 4})  // the 1 GB bench model's layer at bench -p 512 -n 128
+          ->Args({576, 2, 64, 4})
           ->UseRealTime();
     }
     benchmark::RegisterBenchmark(("attn_prefill32_f16/" + n).c_str(), bm_attention, isa, DType::F16,
