@@ -29,8 +29,9 @@ int ThreadPool::hardware_threads() {
 ThreadPool::ThreadPool(int n_threads) {
   n_threads_ = n_threads > 0 ? n_threads : hardware_threads();
   share_ = 2 * n_threads_;
+  shares_ = std::vector<Share>(static_cast<size_t>(n_threads_));
   workers_.reserve(static_cast<size_t>(n_threads_ - 1));
-  for (int i = 1; i < n_threads_; ++i) workers_.emplace_back([this] { worker_loop(); });
+  for (int i = 1; i < n_threads_; ++i) workers_.emplace_back([this, i] { worker_loop(i); });
 }
 
 ThreadPool::~ThreadPool() {
@@ -71,7 +72,75 @@ void ThreadPool::run_chunks(uint64_t job) {
   }
 }
 
-void ThreadPool::worker_loop() {
+namespace {
+constexpr uint64_t kShareMask = (uint64_t{1} << 20) - 1;
+constexpr uint64_t kJobMask = (uint64_t{1} << 24) - 1;  // the job id bits a share word holds
+inline uint64_t share_word(uint64_t job, int64_t front, int64_t back) {
+  return (job & kJobMask) << 40 | static_cast<uint64_t>(front) << 20 | static_cast<uint64_t>(back);
+}
+inline uint64_t share_job(uint64_t w) {
+  return w >> 40;
+}
+inline int64_t share_front(uint64_t w) {
+  return static_cast<int64_t>((w >> 20) & kShareMask);
+}
+inline int64_t share_back(uint64_t w) {
+  return static_cast<int64_t>(w & kShareMask);
+}
+}  // namespace
+
+void ThreadPool::run_shares(uint64_t job, int self) {
+  static_assert(kShareBits == 20, "share_word packs 24 + 20 + 20 bits");
+  const uint64_t id = job & kJobMask;
+  // Valid for this job once a claim tagged with it succeeds (the fields are published first).
+  const auto* fn = fn_.load(std::memory_order_acquire);
+  const int64_t step = chunk_.load(std::memory_order_acquire);
+  std::atomic<uint64_t>& mine = shares_[static_cast<size_t>(self)].word;
+  for (;;) {
+    // Front to back through the own share.
+    uint64_t c = mine.load(std::memory_order_acquire);
+    while (share_job(c) == id && share_front(c) < share_back(c)) {
+      const int64_t begin = share_front(c), back = share_back(c);
+      const int64_t end = std::min(back, begin + step);
+      if (!mine.compare_exchange_weak(c, share_word(id, end, back), std::memory_order_acq_rel,
+                                      std::memory_order_acquire)) {
+        continue;  // a thief took the back meanwhile: c holds the new word
+      }
+      (*fn)(begin, end);
+      done_.fetch_add(end - begin, std::memory_order_acq_rel);
+      c = mine.load(std::memory_order_acquire);
+    }
+    if (share_job(c) != id) return;  // a later job
+    // Steal the back half of the largest share left, which becomes this thread's share (its
+    // own is empty, so no other thread writes it before this store).
+    for (;;) {
+      int victim = -1;
+      uint64_t vc = 0;
+      int64_t most = 0;
+      for (int s = 0; s < n_threads_; ++s) {
+        if (s == self) continue;
+        const uint64_t w = shares_[static_cast<size_t>(s)].word.load(std::memory_order_acquire);
+        if (share_job(w) != id) return;  // a later job
+        if (share_back(w) - share_front(w) > most) {
+          most = share_back(w) - share_front(w);
+          victim = s;
+          vc = w;
+        }
+      }
+      if (victim < 0) return;  // every index is claimed
+      const int64_t back = share_back(vc);
+      const int64_t split = back - (most + 1) / 2;
+      if (shares_[static_cast<size_t>(victim)].word.compare_exchange_strong(
+              vc, share_word(id, share_front(vc), split), std::memory_order_acq_rel,
+              std::memory_order_acquire)) {
+        mine.store(share_word(id, split, back), std::memory_order_release);
+        break;
+      }
+    }
+  }
+}
+
+void ThreadPool::worker_loop(int self) {
   uint64_t seen = 0;
   for (;;) {
     // Spin briefly for the next loop, then sleep.
@@ -89,7 +158,13 @@ void ThreadPool::worker_loop() {
     }
     if (stop_.load(std::memory_order_acquire)) return;
     seen = generation_.load(std::memory_order_acquire);
-    run_chunks(seen);
+    // Read after the generation: either this job's kind, or a later job's, whose fields make
+    // every claim of job `seen` fail (both claim paths check the job id), so nothing runs.
+    if (shares_job_.load(std::memory_order_acquire)) {
+      run_shares(seen, self);
+    } else {
+      run_chunks(seen);
+    }
   }
 }
 
@@ -101,6 +176,31 @@ void ThreadPool::for_range(int64_t n, int64_t min_chunk,
     fn(0, n);
     return;
   }
+  run_job(n, min_chunk, false, fn);
+}
+
+void ThreadPool::for_shares(int64_t n, int64_t step,
+                            const std::function<void(int64_t, int64_t)>& fn) {
+  if (n <= 0) return;
+  step = std::max<int64_t>(1, step);
+  if (workers_.empty() || n <= step) {
+    fn(0, n);
+    return;
+  }
+  // A share word holds 20-bit indices; longer loops are guided ranges of at most `step`
+  // (for_range's ranges may be longer: a share of what is left).
+  if (n > static_cast<int64_t>(kShareMask)) {
+    const std::function<void(int64_t, int64_t)> in_steps = [&](int64_t begin, int64_t end) {
+      for (int64_t b = begin; b < end; b += step) fn(b, std::min(end, b + step));
+    };
+    run_job(n, step, false, in_steps);
+    return;
+  }
+  run_job(n, step, true, fn);
+}
+
+void ThreadPool::run_job(int64_t n, int64_t min_chunk, bool shares,
+                         const std::function<void(int64_t, int64_t)>& fn) {
   std::lock_guard<std::mutex> call_lock(call_mu_);
   // The previous job is done (all its ranges ran), so no worker can claim from it any more and
   // its fields may be replaced. The job id is the generation this call publishes.
@@ -113,14 +213,26 @@ void ThreadPool::for_range(int64_t n, int64_t min_chunk,
   n_.store(n, std::memory_order_release);
   chunk_.store(min_chunk, std::memory_order_release);
   done_.store(0, std::memory_order_release);
-  claim_.store(id, std::memory_order_release);  // open: next index 0
+  shares_job_.store(shares, std::memory_order_release);
+  if (shares) {
+    for (int s = 0; s < n_threads_; ++s) {
+      shares_[static_cast<size_t>(s)].word.store(
+          share_word(job, n * s / n_threads_, n * (s + 1) / n_threads_), std::memory_order_release);
+    }
+  } else {
+    claim_.store(id, std::memory_order_release);  // open: next index 0
+  }
   generation_.store(job, std::memory_order_release);
   {
     // Taking the mutex orders the bump before any sleeper's predicate check: no lost wake-up.
     std::lock_guard<std::mutex> lock(mu_);
   }
   wake_.notify_all();
-  run_chunks(job);
+  if (shares) {
+    run_shares(job, 0);
+  } else {
+    run_chunks(job);
+  }
   int spins = 0;
   while (done_.load(std::memory_order_acquire) != n) {
     ARC_CPU_RELAX();

@@ -147,10 +147,10 @@ bool matmul_at(IsaLevel level, const MatmulArgs& a, Parallel* pool, Workspace* w
     });
     r.xa = prepared;
   }
-  // Rows are the unit of work; ranges of at least 16 rows keep the per-range overhead small.
-  const int64_t grain = decode_grain(pool != nullptr ? pool->num_threads() : 1, a.n_tokens, a.n_out,
-                                     r.w_row_bytes * static_cast<size_t>(a.n_out), 16);
-  parallel_for(pool, a.n_out, grain, [&](int64_t o0, int64_t o1) { k.fn(r, o0, o1); });
+  // Rows are the unit of work; prefill ranges of at least 16 rows keep the per-range overhead
+  // small.
+  parallel_items(pool, a.n_tokens, a.n_out, r.w_row_bytes * static_cast<size_t>(a.n_out), 16,
+                 [&](int64_t o0, int64_t o1) { k.fn(r, o0, o1); });
   return true;
 }
 

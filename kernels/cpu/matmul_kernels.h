@@ -10,12 +10,15 @@
 // accumulation: their bytes per weight are 2-4x higher, so bandwidth dominates anyway.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <utility>
 
 #include "arc/kernels/cpu_dispatch.h"
 #include "arc/kernels/dtype.h"
+#include "arc/kernels/parallel.h"
 
 namespace arc::kernels::cpu {
 
@@ -76,16 +79,28 @@ constexpr size_t kPrefetchBytes = 2048;
 // with 8 KiB: its stream is fast enough for the hardware prefetcher).
 constexpr size_t kKQuantPrefetchBytes = 8192;
 
-// The range size for a parallel loop over `n_items` work items covering `weight_bytes` of weights.
-// A decode product (one token) of a few MB (attention projections, a step's experts) splits
-// once, one range per thread: each extra range restarts a cold memory stream and costs a claim,
-// which made such products 10-20% slower (bench_kernels MatvecSmall). Larger products and
-// prefill keep `grain`, whose shrinking ranges absorb a thread falling behind.
-inline int64_t decode_grain(int n_threads, int64_t n_tokens, int64_t n_items, size_t weight_bytes,
-                            int64_t grain) {
-  constexpr size_t kOneRangeBytes = size_t{8} << 20;
-  if (n_tokens != 1 || weight_bytes > kOneRangeBytes || n_threads < 1) return grain;
-  return n_items > grain * n_threads ? (n_items + n_threads - 1) / n_threads : grain;
+// Runs fn over the `n_items` work items of a product that reads `weight_bytes` of weights.
+// Decode (one token) runs as per-thread shares (Parallel::for_shares): each thread streams one
+// contiguous stretch of the weights in order, and a thread that runs slower (this test host's
+// vCPUs differ by up to a third from minute to minute; GB10 mixes big and little cores) is
+// relieved at the end of its share. Splitting a decode product into more ranges than threads,
+// each restarting a cold stream, made it 10-20% slower (bench_kernels MatvecSmall); a share is
+// claimed in pieces of about 256 KiB (64 KiB made a MoE step 10% slower: each claim restarts
+// the kernel's prefetch), at most a quarter of a share, since a claimed piece cannot be stolen.
+// Prefill keeps guided ranges of at least `grain` items.
+inline void parallel_items(Parallel* pool, int64_t n_tokens, int64_t n_items, size_t weight_bytes,
+                           int64_t grain, const std::function<void(int64_t, int64_t)>& fn) {
+  if (n_tokens != 1) {
+    parallel_for(pool, n_items, grain, fn);
+    return;
+  }
+  constexpr size_t kClaimBytes = size_t{256} << 10;
+  const int64_t n_threads = pool != nullptr ? pool->num_threads() : 1;
+  const size_t item_bytes =
+      std::max<size_t>(1, weight_bytes / static_cast<size_t>(std::max<int64_t>(1, n_items)));
+  const int64_t by_bytes = static_cast<int64_t>((kClaimBytes + item_bytes - 1) / item_bytes);
+  const int64_t quarter = (n_items + 4 * n_threads - 1) / (4 * n_threads);
+  parallel_shares(pool, n_items, std::max<int64_t>(1, std::min(by_bytes, quarter)), fn);
 }
 
 }  // namespace arc::kernels::cpu

@@ -82,18 +82,16 @@ bool matmul_multi_at(IsaLevel level, std::span<const MatmulArgs> args, Parallel*
     first_item[m + 1] =
         first_item[m] + (a.n_tokens > 0 ? (a.n_out + kItemRows - 1) / kItemRows : 0);
   }
-  // Decode products of a few MB together (the attention projections) split once (decode_grain).
+  // Decode: the products together (the attention projections) as per-thread shares.
   size_t total_bytes = 0;
   int64_t n_tokens = 1;
   for (size_t m = 0; m < n; ++m) {
     total_bytes += r[m].w_row_bytes * static_cast<size_t>(args[m].n_out);
     n_tokens = std::max(n_tokens, args[m].n_tokens);
   }
-  const int64_t grain = decode_grain(pool != nullptr ? pool->num_threads() : 1, n_tokens,
-                                     first_item[n], total_bytes, 1);
   // A claimed range runs as one kernel call per product it covers: consecutive items of a
   // product are one row range, streamed in order.
-  parallel_for(pool, first_item[n], grain, [&](int64_t i0, int64_t i1) {
+  parallel_items(pool, n_tokens, first_item[n], total_bytes, 1, [&](int64_t i0, int64_t i1) {
     size_t m = 0;
     for (int64_t i = i0; i < i1;) {
       while (i >= first_item[m + 1]) ++m;

@@ -248,15 +248,10 @@ bool moe_ffn_at(IsaLevel level, const MoeFfnArgs& a, Parallel* pool, Workspace* 
   // A claimed range of items is run as few kernel calls as possible: consecutive items of one
   // expert are one row range, so the kernel's prefetch streams through it instead of starting
   // cold every kItemRows rows (row results do not depend on how the rows are split).
-  // A decode step's few MB of experts split once, one range per thread (decode_grain).
-  const int nt = pool != nullptr ? pool->num_threads() : 1;
-  auto grain_for = [&](int64_t n_items, size_t bytes) {
-    return decode_grain(nt, a.n_tokens, n_items, bytes, 1);
-  };
+  // A decode step's experts run as per-thread shares (parallel_items).
   const size_t gate_up_bytes = static_cast<size_t>(n_groups) * (gate_stride + up_stride);
-  parallel_for(
-      pool, n_groups * ff_blocks, grain_for(n_groups * ff_blocks, gate_up_bytes),
-      [&](int64_t i0, int64_t i1) {
+  parallel_items(
+      pool, a.n_tokens, n_groups * ff_blocks, gate_up_bytes, 1, [&](int64_t i0, int64_t i1) {
         for (int64_t i = i0; i < i1;) {
           const auto [gi, j, o0, o1] = expert_span(i, i1, ff_blocks, n_ff);
           const Group& gr = groups[gi];
@@ -285,9 +280,8 @@ bool moe_ffn_at(IsaLevel level, const MoeFfnArgs& a, Parallel* pool, Workspace* 
 
   // Down rows of every expert. out: [n_slots, n_embd] in expert order.
   const int64_t embd_blocks = (n_embd + kItemRows - 1) / kItemRows;
-  parallel_for(
-      pool, n_groups * embd_blocks,
-      grain_for(n_groups * embd_blocks, static_cast<size_t>(n_groups) * down_stride),
+  parallel_items(
+      pool, a.n_tokens, n_groups * embd_blocks, static_cast<size_t>(n_groups) * down_stride, 1,
       [&](int64_t i0, int64_t i1) {
         for (int64_t i = i0; i < i1;) {
           const auto [gi, j, o0, o1] = expert_span(i, i1, embd_blocks, n_embd);

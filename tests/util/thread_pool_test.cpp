@@ -2,8 +2,10 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <mutex>
 #include <numeric>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -45,10 +47,16 @@ TEST(ThreadPool, LateWorkersNeverRunAnotherCallsRanges) {
   for (int call = 0; call < 3000; ++call) {
     const int64_t n = 1 + (call * 7919) % 4096;
     std::atomic<int64_t> covered{0};
-    pool.for_range(n, 1 + call % 5, [&, call](int64_t b, int64_t e) {
+    auto fn = [&, call](int64_t b, int64_t e) {
       for (int64_t i = b; i < e; ++i) owner[static_cast<size_t>(i)] = call;
       covered += e - b;
-    });
+    };
+    // Guided and shared loops interleaved: a late worker may hold either kind's job.
+    if (call % 3 == 0) {
+      pool.for_shares(n, 1 + call % 5, fn);
+    } else {
+      pool.for_range(n, 1 + call % 5, fn);
+    }
     ASSERT_EQ(covered.load(), n) << "call " << call;
     for (int64_t i = 0; i < n; ++i) ASSERT_EQ(owner[static_cast<size_t>(i)], call) << i;
   }
@@ -83,6 +91,68 @@ TEST(ThreadPool, RangesShrinkTowardsTheEnd) {
       }
     }
   }
+}
+
+TEST(ThreadPool, SharesCoverEveryIndexOnceInStepsAtMost) {
+  for (int threads : {1, 2, 3, 8}) {
+    ThreadPool pool(threads);
+    for (int64_t n : {0, 1, 7, 64, 1000, 4097}) {
+      for (int64_t step : {1, 3, 16}) {
+        std::vector<std::atomic<int>> hits(static_cast<size_t>(n));
+        std::atomic<bool> too_long{false};
+        pool.for_shares(n, step, [&](int64_t b, int64_t e) {
+          ASSERT_LT(b, e);
+          // One call when the loop fits one step; else ranges of at most `step`.
+          if (e - b > step && e - b != n) too_long = true;
+          for (int64_t i = b; i < e; ++i) hits[static_cast<size_t>(i)]++;
+        });
+        EXPECT_FALSE(too_long.load()) << threads << " threads, n " << n << ", step " << step;
+        for (int64_t i = 0; i < n; ++i) ASSERT_EQ(hits[static_cast<size_t>(i)].load(), 1) << i;
+      }
+    }
+  }
+}
+
+// A thread that stalls inside its share is relieved: another thread takes the back of that
+// share. The calling thread (share 0) blocks on its first range until some index of its share's
+// second half has been run by another thread, which only a working steal makes happen.
+TEST(ThreadPool, IdleThreadsStealFromASlowShare) {
+  for (int threads : {2, 4}) {
+    ThreadPool pool(threads);
+    const int64_t n = 64 * threads;
+    const std::thread::id caller = std::this_thread::get_id();
+    std::vector<std::atomic<int>> hits(static_cast<size_t>(n));
+    std::atomic<bool> stolen{false}, waited_out{false};
+    pool.for_shares(n, 1, [&](int64_t b, int64_t e) {
+      for (int64_t i = b; i < e; ++i) hits[static_cast<size_t>(i)]++;
+      if (std::this_thread::get_id() != caller) {
+        if (b >= 32 && b < 64) stolen = true;  // the second half of the caller's share
+        return;
+      }
+      if (b != 0) return;
+      const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+      while (!stolen.load() && std::chrono::steady_clock::now() < until) {
+        std::this_thread::yield();
+      }
+      waited_out = !stolen.load();
+    });
+    EXPECT_FALSE(waited_out.load()) << threads << " threads: nobody stole from the stalled share";
+    for (int64_t i = 0; i < n; ++i) ASSERT_EQ(hits[static_cast<size_t>(i)].load(), 1) << i;
+  }
+}
+
+// Loops past the shares' 20-bit indices run as guided ranges of at most `step`.
+TEST(ThreadPool, SharesOfAHugeLoop) {
+  ThreadPool pool(3);
+  const int64_t n = (int64_t{1} << 21) + 5, step = 4096;
+  std::vector<std::atomic<uint8_t>> hits(static_cast<size_t>(n));
+  std::atomic<bool> too_long{false};
+  pool.for_shares(n, step, [&](int64_t b, int64_t e) {
+    if (e - b > step) too_long = true;
+    for (int64_t i = b; i < e; ++i) hits[static_cast<size_t>(i)]++;
+  });
+  EXPECT_FALSE(too_long.load());
+  for (int64_t i = 0; i < n; ++i) ASSERT_EQ(hits[static_cast<size_t>(i)].load(), 1) << i;
 }
 
 TEST(ThreadPool, SerialFallbackWithoutPool) {

@@ -15,6 +15,16 @@ class Parallel {
   // (except the last), and returns when all ranges are done. fn must not throw.
   virtual void for_range(int64_t n, int64_t min_chunk,
                          const std::function<void(int64_t, int64_t)>& fn) = 0;
+  // The same contract with contiguous per-thread shares: thread i starts on the i-th of
+  // num_threads() equal parts of [0, n) and walks it front to back, `step` indices per fn call;
+  // a thread whose share is done takes the back half of the largest share left. Each thread
+  // thus streams one stretch of memory in order (the prefetchers follow it), and a thread that
+  // runs slower (a busy sibling hyperthread, a smaller core) is relieved at the end instead of
+  // holding the loop up. Ranges are at most `step` long.
+  virtual void for_shares(int64_t n, int64_t step,
+                          const std::function<void(int64_t, int64_t)>& fn) {
+    for_range(n, step, fn);
+  }
 };
 
 // Runs on `pool` when given, else serially on the calling thread.
@@ -26,6 +36,17 @@ inline void parallel_for(Parallel* pool, int64_t n, int64_t min_chunk,
     return;
   }
   pool->for_range(n, min_chunk, fn);
+}
+
+// for_shares on `pool` when given, else serially on the calling thread (one call).
+inline void parallel_shares(Parallel* pool, int64_t n, int64_t step,
+                            const std::function<void(int64_t, int64_t)>& fn) {
+  if (n <= 0) return;
+  if (pool == nullptr || pool->num_threads() <= 1 || n <= step) {
+    fn(0, n);
+    return;
+  }
+  pool->for_shares(n, step, fn);
 }
 
 }  // namespace arc::kernels
