@@ -60,10 +60,13 @@ void bm_swiglu(benchmark::State& st, k::OpsIsa isa) {
 }
 
 // One sequence of `ctx` positions in scattered cache blocks; n_tokens queries at its end. Args:
-// ctx, threads, head_dim, KV heads (4 query heads each).
+// ctx, threads, head_dim, KV heads (4 query heads each)[, layers]. With `layers` > 1 each
+// iteration attends the next of that many separate caches, so the K/V comes from memory as in
+// the engine's decode step (one cache per layer) instead of from the last iteration's L2.
 void bm_attention(benchmark::State& st, k::OpsIsa isa, DType kv_type, int64_t n_tokens) {
   const int64_t ctx = st.range(0), d = st.range(2), n_kv = st.range(3), rep = 4, bs = 16;
-  const int64_t n_blocks = ctx / bs;
+  const int64_t layers = st.range(4);
+  const int64_t n_blocks = ctx / bs * layers;
   const size_t rb = kv_type == DType::F16 ? d * 2 : kv_type == DType::F32 ? d * 4 : d / 32 * 34;
   // On 2 MiB pages, as the engine's KV pool: scattered blocks on 4 KiB pages cost a TLB walk each.
   const size_t cache_bytes = n_blocks * bs * n_kv * rb;
@@ -86,8 +89,10 @@ void bm_attention(benchmark::State& st, k::OpsIsa isa, DType kv_type, int64_t n_
   fill.n_kv_head = n_kv;
   fill.head_dim = d;
   k::kv_store(fill);
+  // Layer l's sequence: rows l of a [layers, ctx / bs] table of scattered blocks.
   std::vector<int32_t> table(n_blocks);
   for (int64_t i = 0; i < n_blocks; ++i) table[i] = static_cast<int32_t>((i * 37) % n_blocks);
+  const int64_t seq_blocks = ctx / bs;
   const auto q = random_vec(n_tokens * n_kv * rep * d);
   std::vector<float> out(q.size());
   std::vector<int32_t> seq(n_tokens, 0), pos(n_tokens);
@@ -105,10 +110,12 @@ void bm_attention(benchmark::State& st, k::OpsIsa isa, DType kv_type, int64_t n_
   a.block_size = bs;
   a.token_seq = seq.data();
   a.token_pos = pos.data();
-  a.block_tables = table.data();
-  a.max_blocks_per_seq = n_blocks;
+  a.max_blocks_per_seq = seq_blocks;
   arc::ThreadPool pool(static_cast<int>(st.range(1)));
+  int64_t layer = 0;
   for (auto _ : st) {
+    a.block_tables = table.data() + layer * seq_blocks;
+    layer = (layer + 1) % layers;
     k::paged_attention_isa(isa, a, &pool);
     benchmark::DoNotOptimize(out.data());
   }
@@ -126,16 +133,17 @@ void register_all() {
       const std::string tn = t == DType::F16 ? "f16" : t == DType::F32 ? "f32" : "q8_0";
       benchmark::RegisterBenchmark(("attn_decode_" + tn + "/" + n).c_str(), bm_attention, isa, t,
                                    int64_t{1})
-          ->Args({4096, 1, 128, 8})
-          ->Args({4096, 2, 128, 8})
-          ->Args({576, 1, 64, 4})  // the 1 GB bench model's layer at bench -p 512 -n 128
-          ->Args({576, 2, 64, 4})
+          ->Args({4096, 1, 128, 8, 1})
+          ->Args({4096, 2, 128, 8, 1})
+          ->Args({576, 1, 64, 4, 1})  // the 1 GB bench model's layer at bench -p 512 -n 128
+          ->Args({576, 2, 64, 4, 1})
+          ->Args({576, 2, 64, 4, 64})  // the same, K/V from memory (64 layers, 37 MB)
           ->UseRealTime();
     }
     benchmark::RegisterBenchmark(("attn_prefill32_f16/" + n).c_str(), bm_attention, isa, DType::F16,
                                  int64_t{32})
-        ->Args({1024, 1, 128, 8})
-        ->Args({1024, 2, 128, 8})
+        ->Args({1024, 1, 128, 8, 1})
+        ->Args({1024, 2, 128, 8, 1})
         ->UseRealTime();
   }
 }
