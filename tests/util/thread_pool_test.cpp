@@ -155,6 +155,20 @@ TEST(ThreadPool, SharesOfAHugeLoop) {
   for (int64_t i = 0; i < n; ++i) ASSERT_EQ(hits[static_cast<size_t>(i)].load(), 1) << i;
 }
 
+// A Parallel without its own for_shares still keeps the contract: pieces of at most `step`.
+TEST(ThreadPool, DefaultSharesRunInSteps) {
+  struct OneRange final : kernels::Parallel {
+    int num_threads() const override { return 2; }
+    void for_range(int64_t n, int64_t, const std::function<void(int64_t, int64_t)>& fn) override {
+      fn(0, n);
+    }
+  } pool;
+  std::vector<std::pair<int64_t, int64_t>> ranges;
+  kernels::parallel_shares(&pool, 10, 4, [&](int64_t b, int64_t e) { ranges.emplace_back(b, e); });
+  const std::vector<std::pair<int64_t, int64_t>> want = {{0, 4}, {4, 8}, {8, 10}};
+  EXPECT_EQ(ranges, want);
+}
+
 TEST(ThreadPool, SerialFallbackWithoutPool) {
   int64_t covered = 0;
   kernels::parallel_for(nullptr, 50, 4, [&](int64_t b, int64_t e) { covered += e - b; });

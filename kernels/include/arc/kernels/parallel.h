@@ -20,10 +20,14 @@ class Parallel {
   // a thread whose share is done takes the back half of the largest share left. Each thread
   // thus streams one stretch of memory in order (the prefetchers follow it), and a thread that
   // runs slower (a busy sibling hyperthread, a smaller core) is relieved at the end instead of
-  // holding the loop up. Ranges are at most `step` long.
+  // holding the loop up. Ranges are at most `step` long. This default runs for_range's ranges
+  // in pieces of `step`, for pools without shares.
   virtual void for_shares(int64_t n, int64_t step,
                           const std::function<void(int64_t, int64_t)>& fn) {
-    for_range(n, step, fn);
+    step = step < 1 ? 1 : step;
+    for_range(n, step, [&](int64_t begin, int64_t end) {
+      for (int64_t b = begin; b < end; b += step) fn(b, end - b < step ? end : b + step);
+    });
   }
 };
 
