@@ -159,29 +159,35 @@ TEST(Matmul, ExactOnQuantizedActivations) {
   }
 }
 
+// Decode (one token: rows split into per-thread shares, reduced in fours where the kernel can)
+// and prefill.
 TEST(Matmul, ThreadCountDoesNotChangeResults) {
   ThreadPool p1(1), p2(2), p3(3);
   for (IsaLevel level : cpu::available_isas()) {
     for (DType t : kWeightTypes) {
-      const int64_t n_out = 203, n_in = 512, n_tok = 7;
-      const auto w = quantize_matrix(t, random_floats(n_out * n_in, 1), n_out, n_in, 0);
-      const auto x = random_floats(n_tok * n_in, 2);
-      std::vector<float> y1(n_tok * n_out), y2(y1.size()), y3(y1.size());
-      MatmulArgs a;
-      a.w = w.data();
-      a.w_type = t;
-      a.n_out = n_out;
-      a.n_in = n_in;
-      a.x = x.data();
-      a.n_tokens = n_tok;
-      a.y = y1.data();
-      ASSERT_TRUE(cpu::matmul_at(level, a, &p1));
-      a.y = y2.data();
-      ASSERT_TRUE(cpu::matmul_at(level, a, &p2));
-      a.y = y3.data();
-      ASSERT_TRUE(cpu::matmul_at(level, a, &p3));
-      EXPECT_EQ(0, std::memcmp(y1.data(), y2.data(), y1.size() * 4)) << dtype_name(t);
-      EXPECT_EQ(0, std::memcmp(y1.data(), y3.data(), y1.size() * 4)) << dtype_name(t);
+      for (const int64_t n_tok : {1, 7}) {
+        const int64_t n_out = 203, n_in = 512;
+        const auto w = quantize_matrix(t, random_floats(n_out * n_in, 1), n_out, n_in, 0);
+        const auto x = random_floats(n_tok * n_in, 2);
+        std::vector<float> y1(n_tok * n_out), y2(y1.size()), y3(y1.size());
+        MatmulArgs a;
+        a.w = w.data();
+        a.w_type = t;
+        a.n_out = n_out;
+        a.n_in = n_in;
+        a.x = x.data();
+        a.n_tokens = n_tok;
+        a.y = y1.data();
+        ASSERT_TRUE(cpu::matmul_at(level, a, &p1));
+        a.y = y2.data();
+        ASSERT_TRUE(cpu::matmul_at(level, a, &p2));
+        a.y = y3.data();
+        ASSERT_TRUE(cpu::matmul_at(level, a, &p3));
+        EXPECT_EQ(0, std::memcmp(y1.data(), y2.data(), y1.size() * 4))
+            << dtype_name(t) << " " << n_tok;
+        EXPECT_EQ(0, std::memcmp(y1.data(), y3.data(), y1.size() * 4))
+            << dtype_name(t) << " " << n_tok;
+      }
     }
   }
 }
