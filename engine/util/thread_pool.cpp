@@ -170,26 +170,15 @@ void ThreadPool::worker_loop(int self) {
 
 void ThreadPool::for_range(int64_t n, int64_t min_chunk,
                            const std::function<void(int64_t, int64_t)>& fn) {
-  if (n <= 0) return;
-  min_chunk = std::max<int64_t>(1, min_chunk);
-  if (workers_.empty() || n <= min_chunk) {
-    fn(0, n);
-    return;
-  }
   run_job(n, min_chunk, false, fn);
 }
 
 void ThreadPool::for_shares(int64_t n, int64_t step,
                             const std::function<void(int64_t, int64_t)>& fn) {
-  if (n <= 0) return;
-  step = std::max<int64_t>(1, step);
-  if (workers_.empty() || n <= step) {
-    fn(0, n);
-    return;
-  }
   // A share word holds 20-bit indices; longer loops are guided ranges of at most `step`
   // (for_range's ranges may be longer: a share of what is left).
   if (n > static_cast<int64_t>(kShareMask)) {
+    step = std::max<int64_t>(1, step);
     const std::function<void(int64_t, int64_t)> in_steps = [&](int64_t begin, int64_t end) {
       for (int64_t b = begin; b < end; b += step) fn(b, std::min(end, b + step));
     };
@@ -201,6 +190,12 @@ void ThreadPool::for_shares(int64_t n, int64_t step,
 
 void ThreadPool::run_job(int64_t n, int64_t min_chunk, bool shares,
                          const std::function<void(int64_t, int64_t)>& fn) {
+  if (n <= 0) return;
+  min_chunk = std::max<int64_t>(1, min_chunk);
+  if (workers_.empty() || n <= min_chunk) {
+    fn(0, n);
+    return;
+  }
   std::lock_guard<std::mutex> call_lock(call_mu_);
   // The previous job is done (all its ranges ran), so no worker can claim from it any more and
   // its fields may be replaced. The job id is the generation this call publishes.

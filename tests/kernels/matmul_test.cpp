@@ -50,6 +50,19 @@ struct Shape {
   int64_t n_out, n_in, n_tokens;
 };
 
+// y [n_tokens, n_out] = x [n_tokens, n_in] . w^T, dense rows.
+MatmulArgs product(const testing::QuantMatrix& w, DType t, Shape s, const float* x, float* y) {
+  MatmulArgs a;
+  a.w = w.data();
+  a.w_type = t;
+  a.n_out = s.n_out;
+  a.n_in = s.n_in;
+  a.x = x;
+  a.n_tokens = s.n_tokens;
+  a.y = y;
+  return a;
+}
+
 void check_level(IsaLevel level, DType t, Shape s, bool accumulate, Parallel* pool) {
   SCOPED_TRACE(std::string(cpu::isa_name(level)) + " " + std::string(dtype_name(t)) +
                " out=" + std::to_string(s.n_out) + " in=" + std::to_string(s.n_in) +
@@ -68,17 +81,10 @@ void check_level(IsaLevel level, DType t, Shape s, bool accumulate, Parallel* po
   std::vector<float> y0 = random_floats(s.n_tokens * ys, 9);
   std::vector<float> y_ref = y0, y = y0;
 
-  MatmulArgs a;
-  a.w = w.data();
-  a.w_type = t;
-  a.n_out = s.n_out;
-  a.n_in = s.n_in;
-  a.x = x;
-  a.n_tokens = s.n_tokens;
+  MatmulArgs a = product(w, t, s, x, y_ref.data());
   a.x_stride = xs;
   a.y_stride = ys;
   a.accumulate = accumulate;
-  a.y = y_ref.data();
   ASSERT_TRUE(ref::matmul(a));
   a.y = y.data();
   ASSERT_TRUE(cpu::matmul_at(level, a, pool));
@@ -136,14 +142,7 @@ TEST(Matmul, ExactOnQuantizedActivations) {
         dequantize_row(at, q.data(), &x[tok * n_in], n_in);
       }
       std::vector<float> y(n_tok * n_out), y_ref(y.size());
-      MatmulArgs a;
-      a.w = w.data();
-      a.w_type = t;
-      a.n_out = n_out;
-      a.n_in = n_in;
-      a.x = x.data();
-      a.n_tokens = n_tok;
-      a.y = y_ref.data();
+      MatmulArgs a = product(w, t, {n_out, n_in, n_tok}, x.data(), y_ref.data());
       ASSERT_TRUE(ref::matmul(a));
       a.y = y.data();
       ASSERT_TRUE(cpu::matmul_at(level, a, nullptr));
@@ -159,8 +158,7 @@ TEST(Matmul, ExactOnQuantizedActivations) {
   }
 }
 
-// Decode (one token: rows split into per-thread shares, reduced in fours where the kernel can)
-// and prefill.
+// Decode (one token: rows split into per-thread shares) and prefill.
 TEST(Matmul, ThreadCountDoesNotChangeResults) {
   ThreadPool p1(1), p2(2), p3(3);
   for (IsaLevel level : cpu::available_isas()) {
@@ -170,14 +168,7 @@ TEST(Matmul, ThreadCountDoesNotChangeResults) {
         const auto w = quantize_matrix(t, random_floats(n_out * n_in, 1), n_out, n_in, 0);
         const auto x = random_floats(n_tok * n_in, 2);
         std::vector<float> y1(n_tok * n_out), y2(y1.size()), y3(y1.size());
-        MatmulArgs a;
-        a.w = w.data();
-        a.w_type = t;
-        a.n_out = n_out;
-        a.n_in = n_in;
-        a.x = x.data();
-        a.n_tokens = n_tok;
-        a.y = y1.data();
+        MatmulArgs a = product(w, t, {n_out, n_in, n_tok}, x.data(), y1.data());
         ASSERT_TRUE(cpu::matmul_at(level, a, &p1));
         a.y = y2.data();
         ASSERT_TRUE(cpu::matmul_at(level, a, &p2));
@@ -202,14 +193,7 @@ TEST(Matmul, TokenGroupingDoesNotChangeResults) {
       const auto w = quantize_matrix(t, random_floats(n_out * n_in, 6), n_out, n_in, 0);
       const auto x = random_floats(n_tok * n_in, 8);
       std::vector<float> y_all(n_tok * n_out), y_one(y_all.size());
-      MatmulArgs a;
-      a.w = w.data();
-      a.w_type = t;
-      a.n_out = n_out;
-      a.n_in = n_in;
-      a.x = x.data();
-      a.n_tokens = n_tok;
-      a.y = y_all.data();
+      MatmulArgs a = product(w, t, {n_out, n_in, n_tok}, x.data(), y_all.data());
       ASSERT_TRUE(cpu::matmul_at(level, a, nullptr));
       a.n_tokens = 1;
       for (int64_t tok = 0; tok < n_tok; ++tok) {

@@ -35,7 +35,8 @@ class ThreadPool final : public kernels::Parallel {
 
  private:
   void worker_loop(int self);
-  // Publishes the job fields, runs the caller's part (`self` 0) and waits for every index.
+  // Runs a loop of either kind: inline when one range covers it, else publishes the job fields,
+  // runs the caller's part (`self` 0) and waits for every index.
   void run_job(int64_t n, int64_t min_chunk, bool shares,
                const std::function<void(int64_t, int64_t)>& fn);
   // Runs chunks of job `job` until none is left or another job has started.
