@@ -90,7 +90,6 @@ inline int64_t share_back(uint64_t w) {
 }  // namespace
 
 void ThreadPool::run_shares(uint64_t job, int self) {
-  static_assert(kShareBits == 20, "share_word packs 24 + 20 + 20 bits");
   const uint64_t id = job & kJobMask;
   // Valid for this job once a claim tagged with it succeeds (the fields are published first).
   const auto* fn = fn_.load(std::memory_order_acquire);

@@ -50,9 +50,7 @@ double exp_nonpositive(double x) {
 // sum_i exp(double(l[i] - mx)) (the log-sum-exp's sum, difference in float as the reference).
 double sum_exp_diff(cpu::IsaLevel level, const float* l, int64_t n, float mx) {
 #if defined(ARC_KERNELS_X86)
-  if (level == cpu::IsaLevel::kAvx512 || level == cpu::IsaLevel::kAvx512Vnni ||
-      level == cpu::IsaLevel::kAvx512Gfni)
-    return cpu::avx512::sum_exp_diff(l, n, mx);
+  if (cpu::has_avx512(level)) return cpu::avx512::sum_exp_diff(l, n, mx);
   if (level == cpu::IsaLevel::kAvx2) return cpu::avx2::sum_exp_diff(l, n, mx);
 #endif
   double sum = 0.0;
@@ -64,9 +62,7 @@ double sum_exp_diff(cpu::IsaLevel level, const float* l, int64_t n, float mx) {
 double sum_exp_tempered(cpu::IsaLevel level, const float* l, int64_t n, double mx,
                         double temperature) {
 #if defined(ARC_KERNELS_X86)
-  if (level == cpu::IsaLevel::kAvx512 || level == cpu::IsaLevel::kAvx512Vnni ||
-      level == cpu::IsaLevel::kAvx512Gfni)
-    return cpu::avx512::sum_exp_tempered(l, n, mx, temperature);
+  if (cpu::has_avx512(level)) return cpu::avx512::sum_exp_tempered(l, n, mx, temperature);
   if (level == cpu::IsaLevel::kAvx2) return cpu::avx2::sum_exp_tempered(l, n, mx, temperature);
 #endif
   double sum = 0.0;

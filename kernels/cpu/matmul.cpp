@@ -97,9 +97,7 @@ RowsKernel rows_kernel_scalar(DType t) {
 
 void quantize_act(IsaLevel level, DType act, const float* x, void* dst, int64_t n) {
 #if defined(ARC_KERNELS_X86)
-  if ((level == IsaLevel::kAvx512 || level == IsaLevel::kAvx512Vnni ||
-       level == IsaLevel::kAvx512Gfni) &&
-      quantize_act_avx512(act, x, dst, n)) {
+  if (has_avx512(level) && quantize_act_avx512(act, x, dst, n)) {
     return;
   }
 #endif

@@ -362,8 +362,7 @@ void register_all() {
     }
   }
   // The lower x86 levels for comparison.
-  const bool x86_512 = best == cpu::IsaLevel::kAvx512 || best == cpu::IsaLevel::kAvx512Vnni ||
-                       best == cpu::IsaLevel::kAvx512Gfni;
+  const bool x86_512 = cpu::has_avx512(best);
   for (cpu::IsaLevel level :
        {cpu::IsaLevel::kAvx2, cpu::IsaLevel::kAvx512, cpu::IsaLevel::kAvx512Vnni}) {
     if (!x86_512) break;

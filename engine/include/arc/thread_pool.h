@@ -70,7 +70,6 @@ class ThreadPool final : public kernels::Parallel {
   // for_shares: one word per thread, job id << 40 | front << 20 | back. Claims from the front
   // (the owner) and steals from the back (others) are compare-and-swaps on that word, which
   // also prove the job is still current, as claim_ does.
-  static constexpr int kShareBits = 20;
   struct alignas(64) Share {
     std::atomic<uint64_t> word{0};
   };

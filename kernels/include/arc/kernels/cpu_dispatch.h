@@ -27,6 +27,13 @@ enum class IsaLevel : int {
   kNeonI8mm = 17,     // + SMMLA (ARMv8.6 i8mm; HWCAP2_I8MM), and dotprod
 };
 
+// The x86 levels that include AVX-512 (kAvx512 and the levels above it): the ones that run the
+// kAvx512 ops, activation quantization and sampling helpers.
+constexpr bool has_avx512(IsaLevel level) {
+  return level == IsaLevel::kAvx512 || level == IsaLevel::kAvx512Vnni ||
+         level == IsaLevel::kAvx512Gfni;
+}
+
 std::string_view isa_name(IsaLevel level);
 // CPUID feature bits and XGETBV (the OS saves the vector state) on x86-64, the kernel's
 // AT_HWCAP / AT_HWCAP2 bits on aarch64; detected once.
