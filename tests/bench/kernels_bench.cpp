@@ -17,6 +17,7 @@
 #include <random>
 #include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "arc/host_memory.h"
@@ -268,9 +269,8 @@ void BM_Candidates(benchmark::State& state) {
 // model (hidden 1024, 64 experts of FFN 512, 8 used; gate/up Q4_K, down Q6_K): 16 layers of
 // experts (930 MiB, far past the caches), a new layer and new random experts each iteration.
 // GB/s counts the selected experts' bytes: what a decode step's MoE streams from memory.
-void BM_MoeDecode(benchmark::State& state) {
+void BM_MoeDecode(benchmark::State& state, DType gate_type, DType down_type) {
   constexpr int64_t kEmbd = 1024, kFf = 512, kExperts = 64, kUsed = 8, kLayers = 16;
-  const DType gate_type = DType::Q4_K, down_type = static_cast<DType>(state.range(0));
   const size_t gate_bytes = *arc::dtype_row_bytes(gate_type, kEmbd) * kFf;
   const size_t down_bytes = *arc::dtype_row_bytes(down_type, kFf) * kEmbd;
   const Weights gate = make_weights(gate_type, kFf * kExperts * kLayers, kEmbd, 0);
@@ -321,13 +321,17 @@ void register_all() {
       ->UseManualTime()
       ->Iterations(1)
       ->Unit(benchmark::kMillisecond);
-  benchmark::RegisterBenchmark("MoeDecode/gate_up:Q4_K", BM_MoeDecode)
-      ->Arg(static_cast<int>(DType::Q6_K))
-      ->Arg(static_cast<int>(DType::Q4_K))
-      ->ArgName("down")
-      ->Unit(benchmark::kMicrosecond)
-      ->MinTime(1.0)
-      ->UseRealTime();
+  // The expert formats of a Q4_K_M file (Q6_K down in some layers) and of a Q8_0 file.
+  for (const auto& [gate_up, down] :
+       {std::pair{DType::Q4_K, DType::Q6_K}, std::pair{DType::Q4_K, DType::Q4_K},
+        std::pair{DType::Q8_0, DType::Q8_0}}) {
+    const std::string name = "MoeDecode/gate_up:" + std::string(arc::dtype_name(gate_up)) +
+                             "/down:" + std::string(arc::dtype_name(down));
+    benchmark::RegisterBenchmark(name.c_str(), BM_MoeDecode, gate_up, down)
+        ->Unit(benchmark::kMicrosecond)
+        ->MinTime(1.0)
+        ->UseRealTime();
+  }
   benchmark::RegisterBenchmark("Candidates/vocab:151936", BM_Candidates)
       ->ArgsProduct({{1, 1024},
                      {0, arc::kernels::kCandidateMass,
