@@ -8,6 +8,7 @@
 #include <limits>
 
 #include "arc/backend_factory.h"
+#include "arc/kernels/cuda_errors.h"
 #include "arc/log.h"
 
 namespace arc {
@@ -119,8 +120,12 @@ Result<const void*> CudaBackend::map_weights(std::span<const uint8_t> host) {
   }
   weight_blocks_.push_back(p);
   if (!host.empty()) {
-    // Pageable source: the runtime stages it; synchronous, which loading may be.
-    if (!ARC_CUDA_CHECK(errors_, cudaMemcpy(p, host.data(), host.size(), cudaMemcpyHostToDevice))) {
+    // Pageable source: the runtime stages it, and the copy may return before the DMA is done
+    // (cudaMemcpy included, on the legacy stream, which does not order this non-blocking stream):
+    // copy on the ops' stream and wait, so no kernel reads the weights before they land.
+    if (!ARC_CUDA_CHECK(errors_, cudaMemcpyAsync(p, host.data(), host.size(),
+                                                 cudaMemcpyHostToDevice, stream_)) ||
+        !ARC_CUDA_CHECK(errors_, cudaStreamSynchronize(stream_))) {
       return errors_.take();
     }
   }
@@ -292,7 +297,12 @@ bool CudaBackend::prepare(const kc::ScratchShape& need, int64_t work) {
 
 void CudaBackend::finish(const char* op, bool ok, const std::string& detail) {
   if (!ok) {
-    errors_.fail(std::string(op) + ": the CUDA kernels do not support " + detail);
+    // A launcher returns false for arguments it does not support, or when a runtime call it
+    // makes failed (then it says which, for this thread).
+    std::string why = kc::last_error();
+    kc::clear_last_error();
+    errors_.fail(why.empty() ? std::string(op) + ": the CUDA kernels do not support " + detail
+                             : std::string(op) + " (" + detail + "): " + why);
     return;
   }
   if (cudaError_t e = cudaGetLastError(); e != cudaSuccess) {

@@ -7,6 +7,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 
 #include "arc/kernels/cuda_ops.h"
 
@@ -68,32 +69,63 @@ __device__ __forceinline__ float block_max(float v, float* red) {
   return warp_max(v);
 }
 
-__device__ __forceinline__ float half_bits_to_float(uint16_t h) {
+// The bit-level helpers below and the block readers of quant_blocks.cuh also compile for the
+// host, where tests/kernels_cuda/quant_blocks_host_test.cu checks their layouts against the CPU
+// reference on machines without a GPU. Device intrinsics get exact host stand-ins.
+#define ARC_HOST_DEVICE __host__ __device__ __forceinline__
+// `#pragma unroll` in those, for the device pass only (the host compiler warns about it).
+#if defined(__CUDA_ARCH__)
+#define ARC_UNROLL _Pragma("unroll")
+#else
+#define ARC_UNROLL
+#endif
+
+ARC_HOST_DEVICE float bits_as_float(uint32_t u) {
+#if defined(__CUDA_ARCH__)
+  return __uint_as_float(u);
+#else
+  float f;
+  memcpy(&f, &u, sizeof f);
+  return f;
+#endif
+}
+
+// *p through the read-only data cache on the device.
+template <typename T>
+ARC_HOST_DEVICE T load_readonly(const T* p) {
+#if defined(__CUDA_ARCH__)
+  return __ldg(p);
+#else
+  return *p;
+#endif
+}
+
+ARC_HOST_DEVICE float half_bits_to_float(uint16_t h) {
   return __half2float(__ushort_as_half(h));
 }
 
-__device__ __forceinline__ float bf16_bits_to_float(uint16_t h) {
-  return __uint_as_float(static_cast<uint32_t>(h) << 16);
+ARC_HOST_DEVICE float bf16_bits_to_float(uint16_t h) {
+  return bits_as_float(static_cast<uint32_t>(h) << 16);
 }
 
 // Little-endian loads from addresses with only 1- or 2-byte alignment (block formats of 17, 18,
 // 34 and 210 bytes put their fields anywhere).
-__device__ __forceinline__ uint16_t load_u16(const uint8_t* p) {
+ARC_HOST_DEVICE uint16_t load_u16(const uint8_t* p) {
   return static_cast<uint16_t>(p[0] | (p[1] << 8));
 }
-__device__ __forceinline__ uint32_t load_u32_a2(const uint8_t* p) {  // p 2-byte aligned
+ARC_HOST_DEVICE uint32_t load_u32_a2(const uint8_t* p) {  // p 2-byte aligned
   const uint16_t* q = reinterpret_cast<const uint16_t*>(p);
   return static_cast<uint32_t>(q[0]) | (static_cast<uint32_t>(q[1]) << 16);
 }
-__device__ __forceinline__ uint32_t load_u32_a1(const uint8_t* p) {
+ARC_HOST_DEVICE uint32_t load_u32_a1(const uint8_t* p) {
   return static_cast<uint32_t>(p[0]) | (static_cast<uint32_t>(p[1]) << 8) |
          (static_cast<uint32_t>(p[2]) << 16) | (static_cast<uint32_t>(p[3]) << 24);
 }
 
 // MXFP4 block scale 2^(e-128) (the E2M1 table is stored doubled), as quant/half.h.
-__device__ __forceinline__ float e8m0_half(uint8_t e) {
+ARC_HOST_DEVICE float e8m0_half(uint8_t e) {
   const uint32_t bits = e >= 2 ? static_cast<uint32_t>(e - 1) << 23 : 0x00200000u << e;
-  return __uint_as_float(bits);
+  return bits_as_float(bits);
 }
 
 // Carves aligned regions out of the per-stream scratch. A Carve over a null base only counts,

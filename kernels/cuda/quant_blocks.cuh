@@ -35,7 +35,7 @@ struct Unit {
 };
 
 // 6-bit scale and min of sub-block j (Q4_K / Q5_K), as quant::unpack_scale_min_k4.
-__device__ __forceinline__ void scale_min_k4(int j, const uint8_t* q, float* sc, float* m) {
+ARC_HOST_DEVICE void scale_min_k4(int j, const uint8_t* q, float* sc, float* m) {
   if (j < 4) {
     *sc = static_cast<float>(q[j] & 63);
     *m = static_cast<float>(q[j + 4] & 63);
@@ -45,60 +45,86 @@ __device__ __forceinline__ void scale_min_k4(int j, const uint8_t* q, float* sc,
   }
 }
 
+// __byte_perm(x, y, s) for selectors whose nibbles are 0..7 (bit 3 clear: no sign replication):
+// byte n of the result is byte s[4n + 2 : 4n] of the 8 bytes y:x.
+ARC_HOST_DEVICE uint32_t byte_perm(uint32_t x, uint32_t y, uint32_t s) {
+#if defined(__CUDA_ARCH__)
+  return __byte_perm(x, y, s);
+#else
+  const uint64_t xy = (static_cast<uint64_t>(y) << 32) | x;
+  uint32_t r = 0;
+  for (int n = 0; n < 4; ++n)
+    r |= static_cast<uint32_t>((xy >> (8 * ((s >> (4 * n)) & 7))) & 0xFF) << (8 * n);
+  return r;
+#endif
+}
+
+// __vsub4: a - b in each byte, modulo 256.
+ARC_HOST_DEVICE uint32_t vsub4(uint32_t a, uint32_t b) {
+#if defined(__CUDA_ARCH__)
+  return vsub4(a, b);
+#else
+  uint32_t r = 0;
+  for (int n = 0; n < 4; ++n)
+    r |= ((((a >> (8 * n)) & 0xFF) - ((b >> (8 * n)) & 0xFF)) & 0xFF) << (8 * n);
+  return r;
+#endif
+}
+
 // MXFP4: four 4-bit indices (one per byte) to the doubled E2M1 values as int8, via byte permutes
 // of the 16-entry table held in four registers.
-__device__ __forceinline__ int mxfp4_lookup4(uint32_t idx) {
+ARC_HOST_DEVICE int mxfp4_lookup4(uint32_t idx) {
   constexpr uint32_t t0 = 0x03020100u, t1 = 0x0C080604u;  // 0 1 2 3 | 4 6 8 12
   constexpr uint32_t t2 = 0xFDFEFF00u, t3 = 0xF4F8FAFCu;  // 0 -1 -2 -3 | -4 -6 -8 -12
   const uint32_t sel =
       (idx & 7u) | ((idx >> 4) & 0x70u) | ((idx >> 8) & 0x700u) | ((idx >> 12) & 0x7000u);
-  const uint32_t lo = __byte_perm(t0, t1, sel);
-  const uint32_t hi = __byte_perm(t2, t3, sel);
+  const uint32_t lo = byte_perm(t0, t1, sel);
+  const uint32_t hi = byte_perm(t2, t3, sel);
   const uint32_t mask = ((idx >> 3) & 0x01010101u) * 0xFFu;
   return static_cast<int>((lo & ~mask) | (hi & mask));
 }
 
-__device__ __forceinline__ float mxfp4_value(int idx) {
+ARC_HOST_DEVICE float mxfp4_value(int idx) {
   return static_cast<float>(static_cast<int8_t>(mxfp4_lookup4(static_cast<uint32_t>(idx)) & 0xFF));
 }
 
 // Eight consecutive 32-bit words at p: one or two 16-byte loads when p is 16-byte aligned.
-__device__ __forceinline__ void load_words8(const uint8_t* p, bool a16, uint32_t w[8]) {
+ARC_HOST_DEVICE void load_words8(const uint8_t* p, bool a16, uint32_t w[8]) {
   if (a16) {
-    const uint4 a = __ldg(reinterpret_cast<const uint4*>(p));
-    const uint4 b = __ldg(reinterpret_cast<const uint4*>(p) + 1);
+    const uint4 a = load_readonly(reinterpret_cast<const uint4*>(p));
+    const uint4 b = load_readonly(reinterpret_cast<const uint4*>(p) + 1);
     w[0] = a.x, w[1] = a.y, w[2] = a.z, w[3] = a.w, w[4] = b.x, w[5] = b.y, w[6] = b.z, w[7] = b.w;
   } else {
-#pragma unroll
+    ARC_UNROLL
     for (int i = 0; i < 8; ++i) w[i] = load_u32_a2(p + 4 * i);
   }
 }
 
 // Row must be at least 2-byte aligned (launchers check); a16: row and field offsets 16-aligned.
 template <int T>
-__device__ __forceinline__ void load_unit(const uint8_t* row, int64_t u, bool a16, Unit& r) {
+ARC_HOST_DEVICE void load_unit(const uint8_t* row, int64_t u, bool a16, Unit& r) {
   if constexpr (T == kQ8_0) {
     const uint8_t* b = row + u * 34;
     const float d = half_bits_to_float(*reinterpret_cast<const uint16_t*>(b));
-#pragma unroll
+    ARC_UNROLL
     for (int i = 0; i < 8; ++i) r.q[i] = static_cast<int>(load_u32_a2(b + 2 + 4 * i));
     r.s_lo = r.s_hi = d;
     r.m = 0.0f;
   } else if constexpr (T == kQ4_0) {
     const uint8_t* b = row + u * 18;
     const float d = half_bits_to_float(*reinterpret_cast<const uint16_t*>(b));
-#pragma unroll
+    ARC_UNROLL
     for (int i = 0; i < 4; ++i) {
       const uint32_t v = load_u32_a2(b + 2 + 4 * i);
-      r.q[i] = static_cast<int>(__vsub4(v & 0x0F0F0F0Fu, 0x08080808u));
-      r.q[4 + i] = static_cast<int>(__vsub4((v >> 4) & 0x0F0F0F0Fu, 0x08080808u));
+      r.q[i] = static_cast<int>(vsub4(v & 0x0F0F0F0Fu, 0x08080808u));
+      r.q[4 + i] = static_cast<int>(vsub4((v >> 4) & 0x0F0F0F0Fu, 0x08080808u));
     }
     r.s_lo = r.s_hi = d;
     r.m = 0.0f;
   } else if constexpr (T == kMXFP4) {
     const uint8_t* b = row + u * 17;
     const float d = e8m0_half(b[0]);
-#pragma unroll
+    ARC_UNROLL
     for (int i = 0; i < 4; ++i) {
       const uint32_t v = load_u32_a1(b + 1 + 4 * i);
       r.q[i] = mxfp4_lookup4(v & 0x0F0F0F0Fu);
@@ -118,12 +144,12 @@ __device__ __forceinline__ void load_unit(const uint8_t* row, int64_t u, bool a1
     load_words8(b + kQs + 32 * (j >> 1), a16, w);
     const int shift = 4 * (j & 1);
     if constexpr (T == kQ4_K) {
-#pragma unroll
+      ARC_UNROLL
       for (int i = 0; i < 8; ++i) r.q[i] = static_cast<int>((w[i] >> shift) & 0x0F0F0F0Fu);
     } else {
       uint32_t h[8];
       load_words8(b + 16, a16, h);
-#pragma unroll
+      ARC_UNROLL
       for (int i = 0; i < 8; ++i) {
         r.q[i] =
             static_cast<int>(((w[i] >> shift) & 0x0F0F0F0Fu) | (((h[i] >> j) & 0x01010101u) << 4));
@@ -138,11 +164,11 @@ __device__ __forceinline__ void load_unit(const uint8_t* row, int64_t u, bool a1
     const uint8_t* ql = b + 64 * h + 32 * (s & 1);
     const uint8_t* qh = b + 128 + 32 * h;
     const int lshift = 4 * (s >> 1), hshift = 2 * s;
-#pragma unroll
+    ARC_UNROLL
     for (int i = 0; i < 8; ++i) {
       const uint32_t lo = (load_u32_a2(ql + 4 * i) >> lshift) & 0x0F0F0F0Fu;
       const uint32_t hi = ((load_u32_a2(qh + 4 * i) >> hshift) & 0x03030303u) << 4;
-      r.q[i] = static_cast<int>(__vsub4(lo | hi, 0x20202020u));
+      r.q[i] = static_cast<int>(vsub4(lo | hi, 0x20202020u));
     }
     const int8_t* sc = reinterpret_cast<const int8_t*>(b + 192);
     const float d = half_bits_to_float(*reinterpret_cast<const uint16_t*>(b + 208));
@@ -155,23 +181,23 @@ __device__ __forceinline__ void load_unit(const uint8_t* row, int64_t u, bool a1
 // Elements [16c, 16c + 16) of a quantized row (n_in is a multiple of the block size, so the
 // chunk is always whole). Float formats are read by the callers directly (any n_in).
 template <int T>
-__device__ __forceinline__ void dequant16(const uint8_t* row, int64_t c, float out[16]) {
+ARC_HOST_DEVICE void dequant16(const uint8_t* row, int64_t c, float out[16]) {
   if constexpr (T == kQ8_0) {
     const uint8_t* b = row + (c >> 1) * 34;
     const float d = half_bits_to_float(*reinterpret_cast<const uint16_t*>(b));
     const int8_t* q = reinterpret_cast<const int8_t*>(b + 2 + 16 * (c & 1));
-#pragma unroll
+    ARC_UNROLL
     for (int i = 0; i < 16; ++i) out[i] = d * static_cast<float>(q[i]);
   } else if constexpr (T == kQ4_0 || T == kMXFP4) {
     const uint8_t* b = row + (c >> 1) * (T == kQ4_0 ? 18 : 17);
     const int shift = 4 * static_cast<int>(c & 1);
     if constexpr (T == kQ4_0) {
       const float d = half_bits_to_float(*reinterpret_cast<const uint16_t*>(b));
-#pragma unroll
+      ARC_UNROLL
       for (int i = 0; i < 16; ++i) out[i] = d * static_cast<float>(((b[2 + i] >> shift) & 15) - 8);
     } else {
       const float d = e8m0_half(b[0]);
-#pragma unroll
+      ARC_UNROLL
       for (int i = 0; i < 16; ++i) out[i] = d * mxfp4_value((b[1 + i] >> shift) & 15);
     }
   } else if constexpr (T == kQ4_K || T == kQ5_K) {
@@ -186,7 +212,7 @@ __device__ __forceinline__ void dequant16(const uint8_t* row, int64_t c, float o
     const float m = half_bits_to_float(*reinterpret_cast<const uint16_t*>(b + 2)) * mn;
     const uint8_t* qs = b + kQs + 32 * (j >> 1) + l0;
     const int shift = 4 * (j & 1);
-#pragma unroll
+    ARC_UNROLL
     for (int i = 0; i < 16; ++i) {
       int q = (qs[i] >> shift) & 15;
       if constexpr (T == kQ5_K) q |= ((b[16 + l0 + i] >> j) & 1) << 4;
@@ -203,7 +229,7 @@ __device__ __forceinline__ void dequant16(const uint8_t* row, int64_t c, float o
         half_bits_to_float(*reinterpret_cast<const uint16_t*>(b + 208)) *
         static_cast<float>(reinterpret_cast<const int8_t*>(b + 192)[8 * h + 2 * s + hh]);
     const int lshift = 4 * (s >> 1), hshift = 2 * s;
-#pragma unroll
+    ARC_UNROLL
     for (int i = 0; i < 16; ++i) {
       const int q = ((ql[i] >> lshift) & 15) | (((qh[i] >> hshift) & 3) << 4);
       out[i] = d * static_cast<float>(q - 32);
@@ -213,13 +239,13 @@ __device__ __forceinline__ void dequant16(const uint8_t* row, int64_t c, float o
 
 // One element of a float-format row (F32 / F16 / BF16).
 template <int T>
-__device__ __forceinline__ float load_float_elem(const uint8_t* row, int64_t i) {
+ARC_HOST_DEVICE float load_float_elem(const uint8_t* row, int64_t i) {
   if constexpr (T == kF32) {
-    return __ldg(reinterpret_cast<const float*>(row) + i);
+    return load_readonly(reinterpret_cast<const float*>(row) + i);
   } else if constexpr (T == kF16) {
-    return half_bits_to_float(__ldg(reinterpret_cast<const unsigned short*>(row) + i));
+    return half_bits_to_float(load_readonly(reinterpret_cast<const unsigned short*>(row) + i));
   } else {
-    return bf16_bits_to_float(__ldg(reinterpret_cast<const unsigned short*>(row) + i));
+    return bf16_bits_to_float(load_readonly(reinterpret_cast<const unsigned short*>(row) + i));
   }
 }
 

@@ -14,6 +14,9 @@
 # Usage: tests/gpu/run-suite.sh [BUILD_DIR]   (default: build/cuda, else build/default; or a
 # folder made by tests/gpu/make-bundle.sh, for a GPU machine without this one's libraries)
 # Results (logs, bench text and JSON, summary.txt) go to $OUT when set, else to a temporary folder.
+# The whole run keeps within ARC_SUITE_BUDGET seconds (default 480, under the device tool's 600 s
+# per command): each step's timeout is cut to what is left, and steps that no longer fit are
+# reported as left out, so one device call always ends with a complete summary.
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
@@ -40,11 +43,22 @@ trap 'rm -rf "$WORK"' EXIT
 trap 'exit 130' INT TERM  # through the EXIT trap: the model file does not outlive the run
 SECONDS=0
 FAILED=0
+BUDGET=${ARC_SUITE_BUDGET:-480}
 
 log() { printf '[run-suite %3ds] %s\n' "$SECONDS" "$*" | tee -a "$RESULTS/summary.txt"; }
 fail() {
   log "FAIL: $*"
   FAILED=1
+}
+# step_timeout N WHAT: sets tmo to N, or to the seconds left of the budget when fewer; fails
+# (and reports WHAT as left out) when under 20 s are left. Usage: step_timeout 150 "x" || continue
+step_timeout() {
+  local left=$((BUDGET - SECONDS))
+  if ((left < 20)); then
+    fail "$2: left out, the ${BUDGET} s budget is spent"
+    return 1
+  fi
+  tmo=$((left < $1 ? left : $1))
 }
 
 log "tree $BUILD, results in $RESULTS"
@@ -95,14 +109,15 @@ for t in "${TESTS[@]}"; do
       log "$t: one GPU, the NCCL cases are left out (they need two)"
     fi
   fi
+  step_timeout 150 "$t" || continue
   rc=0
-  timeout 150 "${RUN[@]}" >"$RESULTS/$t.log" 2>&1 || rc=$?
+  timeout "$tmo" "${RUN[@]}" >"$RESULTS/$t.log" 2>&1 || rc=$?
   passed=$(sed -n 's/^\[  PASSED  \] \([0-9]*\) tests\?\..*/\1/p' "$RESULTS/$t.log" | tail -n 1)
   skipped=$(sed -n 's/^\[  SKIPPED \] \([0-9]*\) tests\?.*/\1/p' "$RESULTS/$t.log" | tail -n 1)
   failed=$(sed -n 's/^\[  FAILED  \] \([0-9]*\) tests\?.*/\1/p' "$RESULTS/$t.log" | tail -n 1)
   log "$t: exit $rc, passed ${passed:-0}, skipped ${skipped:-0}, failed ${failed:-0}"
   if [[ $rc -ne 0 ]]; then
-    if [[ $rc -eq 124 ]]; then fail "$t timed out (150 s)"; else fail "$t (see $t.log)"; fi
+    if [[ $rc -eq 124 ]]; then fail "$t timed out ($tmo s)"; else fail "$t (see $t.log)"; fi
     grep -E '^\[  FAILED  \]|Failure$' "$RESULTS/$t.log" | head -n 20 | tee -a "$RESULTS/summary.txt" || true
   elif [[ $HAVE_GPU -eq 1 && ${skipped:-0} -gt 0 ]]; then
     fail "$t skipped ${skipped} tests on a machine with a GPU:"
@@ -115,26 +130,35 @@ done
 # seconds; the bytes read per token are those of a real model of this shape).
 MODEL=$WORK/qwen3moe-48x32e-q4k.gguf
 log "writing the bench model"
-if timeout 200 "$ENGINE" make-test-model --family qwen3moe --out "$MODEL" --layers 48 \
+if ! step_timeout 200 "the bench model"; then
+  :  # left out, reported by step_timeout
+elif timeout "$tmo" "$ENGINE" make-test-model --family qwen3moe --out "$MODEL" --layers 48 \
   --hidden 2048 --heads 32 --kv-heads 4 --head-dim 128 --experts 32 --experts-used 8 \
   --expert-ff 768 --vocab 32000 --type Q4_K --repeat-weights >"$RESULTS/make-model.log" 2>&1; then
   log "model: $(du -h "$MODEL" | cut -f1)"
   BENCH=(bench -m "$MODEL" --backend cuda -p 512 -n 128 -r 3 --bandwidth-mib 2048)
   rc=0
-  timeout 120 "$ENGINE" "${BENCH[@]}" >"$RESULTS/bench.txt" 2>"$RESULTS/bench.log" || rc=$?
+  step_timeout 120 "bench" || rc=125
+  [[ $rc -eq 0 ]] && { timeout "$tmo" "$ENGINE" "${BENCH[@]}" >"$RESULTS/bench.txt" \
+    2>"$RESULTS/bench.log" || rc=$?; }
   if [[ $rc -eq 0 ]]; then
     grep -E '^(backend|prefill|decode|weights)' "$RESULTS/bench.txt" | tee -a "$RESULTS/summary.txt"
-    timeout 120 "$ENGINE" "${BENCH[@]}" --json >"$RESULTS/bench.json" 2>>"$RESULTS/bench.log" ||
-      fail "bench --json (see bench.log)"
+    if step_timeout 120 "bench --json"; then
+      timeout "$tmo" "$ENGINE" "${BENCH[@]}" --json >"$RESULTS/bench.json" \
+        2>>"$RESULTS/bench.log" || fail "bench --json (see bench.log)"
+    fi
     rc=0
-    timeout 120 "$ENGINE" "${BENCH[@]}" --no-cuda-graphs >"$RESULTS/bench-no-graphs.txt" \
-      2>>"$RESULTS/bench.log" || rc=$?
-    if [[ $rc -eq 0 ]]; then
+    step_timeout 120 "bench --no-cuda-graphs" || rc=125
+    [[ $rc -eq 0 ]] && { timeout "$tmo" "$ENGINE" "${BENCH[@]}" --no-cuda-graphs \
+      >"$RESULTS/bench-no-graphs.txt" 2>>"$RESULTS/bench.log" || rc=$?; }
+    if [[ $rc -eq 125 ]]; then
+      :  # left out, reported by step_timeout
+    elif [[ $rc -eq 0 ]]; then
       log "without CUDA graphs: $(grep -E '^decode ' "$RESULTS/bench-no-graphs.txt")"
     else
       fail "bench --no-cuda-graphs exited $rc (see bench.log)"
     fi
-  else
+  elif [[ $rc -ne 125 ]]; then
     fail "bench exited $rc (see bench.log):"
     tail -n 5 "$RESULTS/bench.log" | tee -a "$RESULTS/summary.txt"
   fi
@@ -144,14 +168,18 @@ if timeout 200 "$ENGINE" make-test-model --family qwen3moe --out "$MODEL" --laye
     TP_MODEL=$WORK/qwen3moe-tp.gguf
     rm -f "$MODEL"
     rc=0
-    timeout 200 "$ENGINE" make-test-model --family qwen3moe --out "$TP_MODEL" --layers 48 \
-      --hidden 2048 --heads 32 --kv-heads 4 --head-dim 128 --experts 32 --experts-used 8 \
-      --expert-ff 1024 --vocab 32000 --type Q4_K --repeat-weights >>"$RESULTS/make-model.log" \
-      2>&1 || rc=$?
-    [[ $rc -eq 0 ]] && timeout 150 mpirun --allow-run-as-root --oversubscribe -np 2 "$ENGINE" \
-      bench -m "$TP_MODEL" --backend cuda -p 512 -n 128 -r 3 --bandwidth-mib 2048 --tp 2 \
-      >"$RESULTS/bench-tp2.txt" 2>"$RESULTS/bench-tp2.log" || rc=$?
-    if [[ $rc -eq 0 ]]; then
+    step_timeout 200 "the tp model" || rc=125
+    [[ $rc -eq 0 ]] && { timeout "$tmo" "$ENGINE" make-test-model --family qwen3moe \
+      --out "$TP_MODEL" --layers 48 --hidden 2048 --heads 32 --kv-heads 4 --head-dim 128 \
+      --experts 32 --experts-used 8 --expert-ff 1024 --vocab 32000 --type Q4_K \
+      --repeat-weights >>"$RESULTS/make-model.log" 2>&1 || rc=$?; }
+    [[ $rc -eq 0 ]] && { step_timeout 150 "bench --tp 2" || rc=125; }
+    [[ $rc -eq 0 ]] && { timeout "$tmo" mpirun --allow-run-as-root --oversubscribe -np 2 \
+      "$ENGINE" bench -m "$TP_MODEL" --backend cuda -p 512 -n 128 -r 3 --bandwidth-mib 2048 \
+      --tp 2 >"$RESULTS/bench-tp2.txt" 2>"$RESULTS/bench-tp2.log" || rc=$?; }
+    if [[ $rc -eq 125 ]]; then
+      :  # left out, reported by step_timeout
+    elif [[ $rc -eq 0 ]]; then
       grep -E '^(decode|tensor|all-reduce)' "$RESULTS/bench-tp2.txt" | sed 's/^/tp2 /' |
         tee -a "$RESULTS/summary.txt"
     else
@@ -162,7 +190,7 @@ if timeout 200 "$ENGINE" make-test-model --family qwen3moe --out "$MODEL" --laye
     log "one GPU: bench --tp 2 left out (NCCL needs a GPU per rank)"
   fi
 else
-  fail "make-test-model (see make-model.log)"
+  fail "make-test-model failed or ran past $tmo s (see make-model.log)"
 fi
 
 # 4. The vision encoder on a 512x512 image (1024 patches, 256 tokens).
@@ -172,7 +200,9 @@ IMAGE=$WORK/gradient-512.png
 log "writing the vision model and projector"
 if ! command -v python3 >/dev/null 2>&1; then
   fail "python3 not found: cannot write the test image"
-elif timeout 200 "$ENGINE" make-test-model --family qwen3vlmoe --out "$VMODEL" --hidden 2048 \
+elif ! step_timeout 200 "the vision model"; then
+  :  # left out, reported by step_timeout
+elif timeout "$tmo" "$ENGINE" make-test-model --family qwen3vlmoe --out "$VMODEL" --hidden 2048 \
   --heads 16 --kv-heads 4 --head-dim 128 --mmproj "$VPROJ" --vision-layers 27 \
   --vision-hidden 1152 --vision-heads 16 --vision-ff 4304 --patch 16 --mmproj-type F16 \
   >"$RESULTS/make-vision-model.log" 2>&1; then
@@ -185,8 +215,9 @@ def chunk(t, d):
 open(sys.argv[1], "wb").write(b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", w, h, 8, 2, 0, 0, 0)) + chunk(b"IDAT", zlib.compress(raw)) + chunk(b"IEND", b""))
 PY
   for be in cuda cpu; do
+    step_timeout 150 "run --image --backend $be" || continue
     rc=0
-    timeout 150 "$ENGINE" run -m "$VMODEL" --mmproj "$VPROJ" --image "$IMAGE" --prompt hi -n 1 \
+    timeout "$tmo" "$ENGINE" run -m "$VMODEL" --mmproj "$VPROJ" --image "$IMAGE" --prompt hi -n 1 \
       --backend "$be" >"$RESULTS/vision-$be.txt" 2>"$RESULTS/vision-$be.log" || rc=$?
     if [[ $rc -eq 0 ]]; then
       log "vision encoder on $be: $(grep -o 'encoded .*' "$RESULTS/vision-$be.log" | tail -n 1)"
