@@ -147,11 +147,17 @@ Status NcclCommunicator::all_reduce_sum(float* data, int64_t n) {
   ARC_RETURN_IF_ERROR(impl_->broken());
   if (impl_->ordered) {
     auto [before, after] = impl_->next_events();
-    if (before != nullptr) cudaEventRecord(before, impl_->stream);
+    // The events only time the collective: a failed record must not leave its error behind for
+    // the next kernel launch's check to report.
+    if (before != nullptr && cudaEventRecord(before, impl_->stream) != cudaSuccess) {
+      cudaGetLastError();
+    }
     ARC_RETURN_IF_ERROR(impl_->check(ncclAllReduce(data, data, static_cast<size_t>(n), ncclFloat,
                                                    ncclSum, impl_->comm, impl_->stream),
                                      "ncclAllReduce"));
-    if (after != nullptr) cudaEventRecord(after, impl_->stream);
+    if (after != nullptr && cudaEventRecord(after, impl_->stream) != cudaSuccess) {
+      cudaGetLastError();
+    }
     stats_.all_reduce_calls += 1;
     stats_.all_reduce_bytes += static_cast<uint64_t>(n) * sizeof(float);
     return ok_status();

@@ -27,8 +27,10 @@ class CudaBuffer final : public DeviceBuffer {
   CudaBuffer(void* p, size_t n, int device) : data_(p), size_(n), device_(device) {}
   ~CudaBuffer() override {
     // cudaFree waits for the device; buffers are freed between steps, never inside one.
-    cudaSetDevice(device_);
-    cudaFree(data_);
+    // A failure here has no one to report to; it must not be left for the next op's check.
+    const cudaError_t set = cudaSetDevice(device_);
+    const cudaError_t freed = cudaFree(data_);
+    if (set != cudaSuccess || freed != cudaSuccess) cudaGetLastError();
   }
   void* data() override { return data_; }
   size_t size() const override { return size_; }

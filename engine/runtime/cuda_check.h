@@ -26,6 +26,7 @@ class CudaErrors {
   // True when `e` is cudaSuccess; otherwise records the first failure.
   bool check(cudaError_t e, const char* call, const char* file, int line) {
     if (e == cudaSuccess) return true;
+    cudaGetLastError();  // recorded here: not again, as a stale error, by the next op's check
     fail(std::string(call) + " failed at " + std::string(base_name(file)) + ":" +
          std::to_string(line) + ": " + describe(e));
     return false;
