@@ -117,15 +117,28 @@ Result<std::unique_ptr<NcclCommunicator>> NcclCommunicator::create(
   impl->device = device;
   impl->deadline = deadline;
   impl->stream = static_cast<cudaStream_t>(stream);
+  // Every rank takes part in the same collectives whatever fails locally: a rank that returned
+  // early would leave the others waiting in the next collective until the watchdog aborts the
+  // job with a message that names the wait, not the cause.
+  std::string why;  // this rank's failure
   if (cudaError_t e = cudaSetDevice(device); e != cudaSuccess) {
-    return unavailable("CUDA device " + std::to_string(device) + ": " + cudaGetErrorString(e));
+    cudaGetLastError();
+    why = "CUDA device " + std::to_string(device) + ": " + cudaGetErrorString(e);
   }
   ncclUniqueId id;
   std::memset(&id, 0, sizeof(id));
-  if (control.rank() == 0) {
+  if (control.rank() == 0 && why.empty()) {
     if (ncclResult_t r = ncclGetUniqueId(&id); r != ncclSuccess) {
-      return unavailable(std::string("ncclGetUniqueId: ") + ncclGetErrorString(r));
+      why = std::string("ncclGetUniqueId: ") + ncclGetErrorString(r);
     }
+  }
+  float failed_ranks = why.empty() ? 0.0f : 1.0f;
+  ARC_RETURN_IF_ERROR(
+      control.all_reduce_sum(&failed_ranks, 1).with_context("agreeing to set up NCCL"));
+  if (!why.empty()) return unavailable("rank " + std::to_string(control.rank()) + ": " + why);
+  if (failed_ranks > 0.0f) {
+    return unavailable(std::to_string(static_cast<int>(failed_ranks)) +
+                       " other rank(s) could not set up CUDA or NCCL (their logs say why)");
   }
   ARC_RETURN_IF_ERROR(control.broadcast(&id, sizeof(id), 0).with_context("sending the NCCL id"));
   if (ncclResult_t r = ncclCommInitRank(&impl->comm, control.size(), id, control.rank());
