@@ -62,7 +62,7 @@ ARC_HOST_DEVICE uint32_t byte_perm(uint32_t x, uint32_t y, uint32_t s) {
 // __vsub4: a - b in each byte, modulo 256.
 ARC_HOST_DEVICE uint32_t vsub4(uint32_t a, uint32_t b) {
 #if defined(__CUDA_ARCH__)
-  return vsub4(a, b);
+  return __vsub4(a, b);
 #else
   uint32_t r = 0;
   for (int n = 0; n < 4; ++n)
