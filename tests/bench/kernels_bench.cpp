@@ -266,8 +266,9 @@ void BM_Candidates(benchmark::State& state) {
 }
 
 // MoE FFN decode (one token, k of n_expert experts) on the shapes of the 1 GB qwen3moe bench
-// model (hidden 1024, 64 experts of FFN 512, 8 used; gate/up Q4_K, down Q6_K): 16 layers of
-// experts (930 MiB, far past the caches), a new layer and new random experts each iteration.
+// models (hidden 1024, 64 experts of FFN 512, 8 used; the gate/up and down formats of a Q4_K_M
+// or a Q8_0 file): 16 layers of experts (0.9-1.6 GiB, far past the caches), a new layer and new
+// random experts each iteration.
 // GB/s counts the selected experts' bytes: what a decode step's MoE streams from memory.
 void BM_MoeDecode(benchmark::State& state, DType gate_type, DType down_type) {
   constexpr int64_t kEmbd = 1024, kFf = 512, kExperts = 64, kUsed = 8, kLayers = 16;
