@@ -326,9 +326,18 @@ int run_bench(const BenchOpts& o) {
     std::printf("decode           %.2f tok/s (min %.2f, max %.2f)\n", dec.median, dec.min, dec.max);
     std::printf("weights/token    %.1f MiB (non-expert + %lld used experts per layer)\n",
                 bytes_tok / (1 << 20), static_cast<long long>(c.n_expert_used));
+    // The spread of the per-repeat measurements: on a shared host the bandwidth the neighbours
+    // leave moves by a third within minutes, and decode speed does not follow it one to one.
+    const Stats bw_spread = stats(bws);
+    char spread[160] = "";
+    if (!bws.empty()) {
+      std::snprintf(spread, sizeof spread,
+                    " (median of %.1f-%.1f GB/s; %% per repeat against a measurement right after "
+                    "it)",
+                    bw_spread.min / 1e9, bw_spread.max / 1e9);
+    }
     std::printf("decode bandwidth %.2f GB/s = %.0f%% of measured %s %.2f GB/s%s\n", achieved / 1e9,
-                100.0 * fraction, bw_method.c_str(), mem_bw / 1e9,
-                bws.empty() ? "" : " (median; % per repeat against a measurement right after it)");
+                100.0 * fraction, bw_method.c_str(), mem_bw / 1e9, spread);
     std::printf(
         "KV read/token    %.1f MiB at the mean context (%.0f positions); with the weights "
         "%.2f GB/s = %.0f%%\n",
