@@ -174,14 +174,10 @@ void ThreadPool::for_range(int64_t n, int64_t min_chunk,
 
 void ThreadPool::for_shares(int64_t n, int64_t step,
                             const std::function<void(int64_t, int64_t)>& fn) {
-  // A share word holds 20-bit indices; longer loops are guided ranges of at most `step`
-  // (for_range's ranges may be longer: a share of what is left).
+  // A share word holds 20-bit indices; longer loops take the interface's default: guided
+  // ranges cut into pieces of at most `step`.
   if (n > static_cast<int64_t>(kShareMask)) {
-    step = std::max<int64_t>(1, step);
-    const std::function<void(int64_t, int64_t)> in_steps = [&](int64_t begin, int64_t end) {
-      for (int64_t b = begin; b < end; b += step) fn(b, std::min(end, b + step));
-    };
-    run_job(n, step, false, in_steps);
+    Parallel::for_shares(n, step, fn);
     return;
   }
   run_job(n, step, true, fn);

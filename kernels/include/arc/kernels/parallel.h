@@ -20,8 +20,9 @@ class Parallel {
   // a thread whose share is done takes the back half of the largest share left. Each thread
   // thus streams one stretch of memory in order (the prefetchers follow it), and a thread that
   // runs slower (a busy sibling hyperthread, a smaller core) is relieved at the end instead of
-  // holding the loop up. Ranges are at most `step` long. This default runs for_range's ranges
-  // in pieces of `step`, for pools without shares.
+  // holding the loop up. With more than one thread, ranges are at most `step` long (one thread
+  // may run the loop as one call). This default runs for_range's ranges in pieces of `step`,
+  // for pools without shares.
   virtual void for_shares(int64_t n, int64_t step,
                           const std::function<void(int64_t, int64_t)>& fn) {
     step = step < 1 ? 1 : step;
