@@ -4,6 +4,7 @@
 #include <cstring>
 #include <string>
 
+#include "arc/kernels/repack.h"
 #include "arc/log.h"
 #include "arc/model.h"
 
@@ -148,6 +149,21 @@ Result<uint64_t> shard_model(Model& model, Backend& backend, const ShardPlan& pl
     }
     const auto* base = static_cast<const uint8_t*>(w.data);
     const int64_t n_slices = w.shape.size() > 2 ? w.shape[2] : 1;
+    if (dtype_is_internal(w.type) &&
+        (s.columns || s.begin % kernels::kRepackRows != 0 || s.count % kernels::kRepackRows != 0)) {
+      // Rearranged at load in groups of rows (arc/kernels/repack.h) that this split cuts: split
+      // a row-major copy instead (host memory, as only CPU backends rearrange).
+      const int64_t rows = (w.shape.size() > 1 ? w.shape[1] : 1) * n_slices;
+      uint8_t* copy = model.keep_bytes(static_cast<size_t>(w.n_bytes));
+      std::memcpy(copy, base, static_cast<size_t>(w.n_bytes));
+      if (!kernels::repack_rows(w.type, DType::Q4_K, copy, rows, w.shape[0])) {
+        first = internal_error("cannot split " + ref.name + ": its " +
+                               std::string(dtype_name(w.type)) + " layout has no row-major form");
+        return;
+      }
+      base = copy;
+      w.type = DType::Q4_K;
+    }
     if (!s.columns) {
       // Rows of every expert slice: offset the pointer, keep the expert stride (no copy).
       w.data = base + static_cast<size_t>(s.begin) * w.row_bytes;

@@ -362,7 +362,7 @@ class Parser {
       uint32_t type_raw = 0;
       ARC_RETURN_IF_ERROR(c.read(type_raw, fmt::format("type of '{}'", t.name)));
       const DTypeInfo* info = dtype_info(type_raw);
-      if (info == nullptr) {
+      if (info == nullptr || dtype_is_internal(info->type)) {
         return c.fail(StatusCode::kUnimplemented, type_at,
                       fmt::format("tensor '{}' has tensor type {}, which this build does not "
                                   "know; update Arclight or convert the model to a known type",

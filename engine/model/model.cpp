@@ -112,6 +112,40 @@ Result<std::vector<StreamedSplit>> stream_weights(const gguf::File& file, const 
   return out;
 }
 
+// Matrices that only the matmul and MoE kernels read: a backend may rearrange them for its
+// kernels (token embeddings are looked up by row, the output head may be tied to them, and the
+// router is small and F32).
+bool rearrangeable(TensorRole role) {
+  switch (role) {
+    case TensorRole::kAttnQ:
+    case TensorRole::kAttnK:
+    case TensorRole::kAttnV:
+    case TensorRole::kAttnOut:
+    case TensorRole::kFfnGate:
+    case TensorRole::kFfnUp:
+    case TensorRole::kFfnDown:
+    case TensorRole::kFfnGateExps:
+    case TensorRole::kFfnUpExps:
+    case TensorRole::kFfnDownExps:
+    case TensorRole::kFfnGateShexp:
+    case TensorRole::kFfnUpShexp:
+    case TensorRole::kFfnDownShexp:
+      return true;
+    default:
+      return false;
+  }
+}
+
+// Lets the streamer that placed w rearrange it (WeightStreamer::arrange_rows); w.type follows.
+void arrange(WeightStreamer& streamer, const TensorRef& ref, Weight& w) {
+  if (!rearrangeable(ref.spec->role) || w.shape.size() < 2 || w.shape.size() > 3) return;
+  const int64_t slice_rows = w.shape[1];
+  const int64_t n_slices = w.shape.size() > 2 ? w.shape[2] : 1;
+  // Stacked experts must lie back to back (a shard's slices are packed; check, do not assume).
+  if (w.slice_bytes != w.row_bytes * static_cast<size_t>(slice_rows)) return;
+  w.type = streamer.arrange_rows(w.data, w.type, slice_rows * n_slices, slice_rows, w.shape[0]);
+}
+
 bool from_files_on_disk(const gguf::File& file) {
   for (size_t i = 0; i < file.n_files(); ++i) {
     if (file.mapping(static_cast<uint32_t>(i)) == nullptr) return false;
@@ -132,8 +166,8 @@ Result<std::unique_ptr<Model>> Model::from_file(gguf::File file, Backend& backen
 
   m->layers_.resize(static_cast<size_t>(m->cfg_.n_layer));
   std::vector<StreamedSplit> streamed;
-  if (auto* streamer = dynamic_cast<WeightStreamer*>(&backend);
-      streamer != nullptr && from_files_on_disk(m->file_) && !opt.place) {
+  auto* streamer = dynamic_cast<WeightStreamer*>(&backend);
+  if (streamer != nullptr && from_files_on_disk(m->file_) && !opt.place) {
     auto s = stream_weights(m->file_, m->cfg_, *streamer, opt.progress);
     if (!s.ok()) return s.status().with_context(path);
     streamed = std::move(*s);
@@ -153,6 +187,7 @@ Result<std::unique_ptr<Model>> Model::from_file(gguf::File file, Backend& backen
         first = s.with_context("loading " + ref.name);
         return;
       }
+      if (streamer != nullptr) arrange(*streamer, ref, w);
       m->weight_bytes_ += w.n_bytes;
       Weights& dst = ref.layer < 0 ? m->globals_ : m->layers_[static_cast<size_t>(ref.layer)];
       dst[static_cast<size_t>(ref.spec->role)] = std::move(w);
@@ -168,6 +203,7 @@ Result<std::unique_ptr<Model>> Model::from_file(gguf::File file, Backend& backen
       return;
     }
     w.data = *p;
+    if (!streamed.empty()) arrange(*streamer, ref, w);
     m->weight_bytes_ += w.n_bytes;
     Weights& dst = ref.layer < 0 ? m->globals_ : m->layers_[static_cast<size_t>(ref.layer)];
     dst[static_cast<size_t>(ref.spec->role)] = std::move(w);

@@ -11,6 +11,7 @@
 #include "arc/backend.h"
 #include "arc/backend_caps.h"
 #include "arc/host_memory.h"
+#include "arc/kernels/repack.h"
 #include "arc/kernels/vision_ops.h"
 #include "arc/thread_pool.h"
 
@@ -183,8 +184,36 @@ class CopyingCpuBackend final : public CpuBackend, public WeightStreamer {
     weights_.push_back(std::move(*m));
     return static_cast<const void*>(weights_.back().data());
   }
+  // Q4_K matrices as Q4_K_R16 where this CPU has that kernel (AVX-512 VNNI): decode streams
+  // every weight byte once per token, and the interleaved kernel computes fast enough for one
+  // core to keep up with its share of the memory bandwidth.
+  DType arrange_rows(const void* data, DType type, int64_t n_rows, int64_t slice_rows,
+                     int64_t n_in) override {
+    const std::optional<DType> to = kernels::repacked_type(type, slice_rows, n_in);
+    if (!to || slice_rows <= 0 || n_rows % slice_rows != 0 || !owns(data, type, n_rows, n_in)) {
+      return type;
+    }
+    // The memory is this backend's own (HostMemory above), written only here, before any op.
+    if (!kernels::repack_rows(type, *to, const_cast<void*>(data), n_rows, n_in)) return type;
+    return *to;
+  }
 
  private:
+  // Whether the matrix lies inside one of the blocks this backend streamed.
+  bool owns(const void* data, DType type, int64_t n_rows, int64_t n_in) const {
+    const auto row = dtype_row_bytes(type, static_cast<uint64_t>(n_in));
+    if (!row || n_rows < 0) return false;
+    const auto* p = static_cast<const uint8_t*>(data);
+    const size_t bytes = static_cast<size_t>(*row) * static_cast<size_t>(n_rows);
+    for (const HostMemory& m : weights_) {
+      const auto* b = static_cast<const uint8_t*>(m.data());
+      if (p >= b && p <= b + m.size() && bytes <= static_cast<size_t>(b + m.size() - p)) {
+        return true;
+      }
+    }
+    return false;
+  }
+
   std::vector<HostMemory> weights_;  // freed with the backend, which lives as long as its model
 };
 

@@ -7,6 +7,7 @@
 
 #include "arc/kernels/cpu_dispatch.h"
 #include "arc/kernels/quant.h"
+#include "arc/kernels/repack.h"
 #include "cpu/matmul_kernels.h"
 
 namespace arc::kernels::cpu {
@@ -145,10 +146,12 @@ bool matmul_at(IsaLevel level, const MatmulArgs& a, Parallel* pool, Workspace* w
     });
     r.xa = prepared;
   }
-  // Rows are the unit of work; prefill ranges of at least 16 rows keep the per-range overhead
-  // small.
-  parallel_items(pool, a.n_tokens, a.n_out, r.w_row_bytes * static_cast<size_t>(a.n_out), 16,
-                 [&](int64_t o0, int64_t o1) { k.fn(r, o0, o1); });
+  // Rows are the unit of work (groups of 16 for the interleaved layouts, whose kernels compute
+  // a group at a time); prefill ranges of at least 16 rows keep the per-range overhead small.
+  const int64_t unit = dtype_is_internal(a.w_type) ? kRepackRows : 1;
+  parallel_items(pool, a.n_tokens, (a.n_out + unit - 1) / unit,
+                 r.w_row_bytes * static_cast<size_t>(a.n_out), (16 + unit - 1) / unit,
+                 [&](int64_t i0, int64_t i1) { k.fn(r, i0 * unit, std::min(a.n_out, i1 * unit)); });
   return true;
 }
 

@@ -228,6 +228,8 @@ RowsKernel rows_kernel_avx512vnni(DType t) {
       return {rows<KQuant45Vnni<true>>, ActFormat::kQ8_K};
     case DType::Q6_K:
       return {rows<Q6KVnni>, ActFormat::kQ8_K};
+    case DType::Q4_K_R16:
+      return {rows_q4k_r16_avx512vnni, ActFormat::kQ8_K};
     default:
       return rows_kernel_avx512(t);
   }

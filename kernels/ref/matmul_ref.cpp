@@ -1,13 +1,26 @@
 // Scalar oracle for matmul.h: dequantizes each weight row with the reference dequantizers and
 // accumulates in double, so its own rounding error is far below any kernel tolerance.
+#include <cstring>
 #include <vector>
 
 #include "arc/kernels/matmul.h"
 #include "arc/kernels/quant.h"
+#include "arc/kernels/repack.h"
 
 namespace arc::kernels::ref {
 
 bool matmul(const MatmulArgs& a) {
+  if (a.w_type == DType::Q4_K_R16) {  // interleaved rows: a row-major Q4_K copy
+    const auto rb = dtype_row_bytes(DType::Q4_K, static_cast<uint64_t>(a.n_in));
+    if (!rb || a.n_out < 0 || (a.w_row_bytes != 0 && a.w_row_bytes != *rb)) return false;
+    std::vector<uint8_t> rows(static_cast<size_t>(*rb * a.n_out));
+    if (!rows.empty()) std::memcpy(rows.data(), a.w, rows.size());
+    if (!repack_rows(DType::Q4_K_R16, DType::Q4_K, rows.data(), a.n_out, a.n_in)) return false;
+    MatmulArgs b = a;
+    b.w = rows.data();
+    b.w_type = DType::Q4_K;
+    return matmul(b);
+  }
   if (!can_dequantize(a.w_type) || a.n_out < 0 || a.n_in < 0 || a.n_tokens < 0) return false;
   const auto row_bytes = dtype_row_bytes(a.w_type, static_cast<uint64_t>(a.n_in));
   if (!row_bytes) return false;

@@ -10,6 +10,7 @@
 #include <functional>
 #include <string>
 
+#include "arc/kernels/dtype.h"
 #include "arc/status.h"
 
 namespace arc {
@@ -60,6 +61,15 @@ class WeightStreamer {
                                                uint64_t take_offset, uint64_t take_bytes,
                                                const LoadProgressFn& progress) {
     return unimplemented("this backend cannot load parts of tensors (tensor parallelism)");
+  }
+  // Rearranges, in place, a matrix that this streamer placed in backend memory into the layout
+  // the backend's kernels read fastest (arc/kernels/repack.h): n_rows rows of n_in values in
+  // `type`, slice_rows rows per expert of stacked experts (n_rows for a plain matrix). Returns
+  // the type the matrix has afterwards: `type` when it stays as it is (the default).
+  virtual DType arrange_rows(const void* data, DType type, int64_t n_rows, int64_t slice_rows,
+                             int64_t n_in) {
+    (void)data, (void)n_rows, (void)slice_rows, (void)n_in;
+    return type;
   }
 };
 

@@ -42,6 +42,9 @@ enum class DType : uint32_t {
   TQ1_0 = 34,
   TQ2_0 = 35,
   MXFP4 = 39,
+  // Internal layouts, never in a file (the GGUF parser refuses them): the same bytes as their
+  // base type, rearranged at load for the CPU kernels (arc/kernels/repack.h).
+  Q4_K_R16 = 0x10000 + 12,  // Q4_K in groups of 16 rows, interleaved per super-block
 };
 
 // Layout of one type: `block_elems` values are stored in `block_bytes` bytes. A row of n values
@@ -58,6 +61,11 @@ struct DTypeInfo {
 const DTypeInfo* dtype_info(uint32_t id);
 inline const DTypeInfo* dtype_info(DType t) {
   return dtype_info(static_cast<uint32_t>(t));
+}
+
+// Whether t is one of the internal layouts above (not a GGUF type).
+constexpr bool dtype_is_internal(DType t) {
+  return static_cast<uint32_t>(t) >= 0x10000;
 }
 
 std::optional<DType> dtype_from_name(std::string_view name);
