@@ -156,13 +156,14 @@ Result<uint64_t> shard_model(Model& model, Backend& backend, const ShardPlan& pl
       const int64_t rows = (w.shape.size() > 1 ? w.shape[1] : 1) * n_slices;
       uint8_t* copy = model.keep_bytes(static_cast<size_t>(w.n_bytes));
       std::memcpy(copy, base, static_cast<size_t>(w.n_bytes));
-      if (!kernels::repack_rows(w.type, DType::Q4_K, copy, rows, w.shape[0])) {
+      const DType file_type = kernels::row_major_type(w.type);
+      if (!kernels::repack_rows(w.type, file_type, copy, rows, w.shape[0])) {
         first = internal_error("cannot split " + ref.name + ": its " +
                                std::string(dtype_name(w.type)) + " layout has no row-major form");
         return;
       }
       base = copy;
-      w.type = DType::Q4_K;
+      w.type = file_type;
     }
     if (!s.columns) {
       // Rows of every expert slice: offset the pointer, keep the expert stride (no copy).

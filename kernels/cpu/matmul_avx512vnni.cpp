@@ -230,6 +230,8 @@ RowsKernel rows_kernel_avx512vnni(DType t) {
       return {rows<Q6KVnni>, ActFormat::kQ8_K};
     case DType::Q4_K_R16:
       return {rows_q4k_r16_avx512vnni, ActFormat::kQ8_K};
+    case DType::Q8_0_R16:
+      return {rows_q80_r16_avx512vnni, ActFormat::kQ8_0};
     default:
       return rows_kernel_avx512(t);
   }

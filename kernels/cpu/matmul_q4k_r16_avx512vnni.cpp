@@ -16,6 +16,7 @@
 
 #include "arc/kernels/repack.h"
 #include "cpu/matmul_kernels.h"
+#include "cpu/matmul_r16.h"
 #include "quant/blocks.h"
 
 namespace arc::kernels::cpu {
@@ -117,14 +118,6 @@ inline void group_dot(const uint8_t* w, int64_t nb, const BlockQ8K* const* x, co
   for (int t = 0; t < NT; ++t) y[t] = acc[t];
 }
 
-// Writes rows [r0, r1) of a group whose first row is g0 (lanes r0 - g0 ..) for one token.
-inline void store_rows(const RowsArgs& a, int64_t t, int64_t g0, int64_t r0, int64_t r1, __m512 v) {
-  const __mmask16 m = static_cast<__mmask16>(((1u << (r1 - g0)) - 1) & ~((1u << (r0 - g0)) - 1));
-  float* y = a.y + t * a.y_stride + g0;
-  if (a.accumulate) v = _mm512_add_ps(_mm512_maskz_loadu_ps(m, y), v);
-  _mm512_mask_storeu_ps(y, m, v);
-}
-
 }  // namespace
 
 // Rows [o0, o1) for every token; ranges may start or end inside a group (its other rows are
@@ -145,14 +138,14 @@ void rows_q4k_r16_avx512vnni(const RowsArgs& a, int64_t o0, int64_t o1) {
                               reinterpret_cast<const BlockQ8K*>(a.xa + (t + 1) * a.xa_stride)};
       __m512 y[2];
       group_dot<2>(w, nb, x, pf_end, y);
-      store_rows(a, t, g0, r0, r1, y[0]);
-      store_rows(a, t + 1, g0, r0, r1, y[1]);
+      store_group_rows(a, t, g0, r0, r1, y[0]);
+      store_group_rows(a, t + 1, g0, r0, r1, y[1]);
     }
     if (t < a.n_tokens) {
       const BlockQ8K* x[1] = {reinterpret_cast<const BlockQ8K*>(a.xa + t * a.xa_stride)};
       __m512 y[1];
       group_dot<1>(w, nb, x, pf_end, y);
-      store_rows(a, t, g0, r0, r1, y[0]);
+      store_group_rows(a, t, g0, r0, r1, y[0]);
     }
   }
 }

@@ -6,7 +6,7 @@ namespace arc {
 namespace {
 
 // Block sizes and bytes follow ggml's type traits (QK_K = 256 super-blocks).
-constexpr std::array<DTypeInfo, 33> kTypes = {{
+constexpr std::array<DTypeInfo, 34> kTypes = {{
     {DType::F32, "F32", 1, 4, false},
     {DType::F16, "F16", 1, 2, false},
     {DType::Q4_0, "Q4_0", 32, 18, true},
@@ -39,6 +39,7 @@ constexpr std::array<DTypeInfo, 33> kTypes = {{
     {DType::TQ1_0, "TQ1_0", 256, 54, true},
     {DType::TQ2_0, "TQ2_0", 256, 66, true},
     {DType::MXFP4, "MXFP4", 32, 17, true},
+    {DType::Q8_0_R16, "Q8_0_R16", 32, 34, true},
     {DType::Q4_K_R16, "Q4_K_R16", 256, 144, true},
 }};
 

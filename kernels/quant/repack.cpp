@@ -1,5 +1,5 @@
-// Q4_K <-> Q4_K_R16 (arc/kernels/repack.h): a group of 16 rows is gathered into scratch and
-// written back interleaved, so the matrix is rearranged in its own memory.
+// Q4_K <-> Q4_K_R16 and Q8_0 <-> Q8_0_R16 (arc/kernels/repack.h): a group of 16 rows is gathered
+// into scratch and written back interleaved, so the matrix is rearranged in its own memory.
 #include "arc/kernels/repack.h"
 
 #include <cstring>
@@ -12,12 +12,14 @@ namespace arc::kernels {
 namespace {
 
 using quant::BlockQ4K;
-constexpr size_t kGroupBlock = kRepackRows * sizeof(BlockQ4K);  // one super-block of 16 rows
+using quant::BlockQ8_0;
+constexpr size_t kQ4KGroup = kRepackRows * sizeof(BlockQ4K);   // one super-block of 16 rows
+constexpr size_t kQ80Group = kRepackRows * sizeof(BlockQ8_0);  // one block of 16 rows
 
-// rows: [16][nb] row-major blocks; g: [nb][2304] interleaved.
+// Q4_K. rows: [16][nb] row-major blocks; g: [nb][2304] interleaved.
 void interleave(const BlockQ4K* rows, uint8_t* g, int64_t nb) {
   for (int64_t b = 0; b < nb; ++b) {
-    uint8_t* o = g + static_cast<size_t>(b) * kGroupBlock;
+    uint8_t* o = g + static_cast<size_t>(b) * kQ4KGroup;
     for (int r = 0; r < kRepackRows; ++r) {
       const BlockQ4K& w = rows[r * nb + b];
       std::memcpy(o + 2 * r, &w.d, 2);
@@ -27,16 +29,56 @@ void interleave(const BlockQ4K* rows, uint8_t* g, int64_t nb) {
     }
   }
 }
-
 void deinterleave(const uint8_t* g, BlockQ4K* rows, int64_t nb) {
   for (int64_t b = 0; b < nb; ++b) {
-    const uint8_t* o = g + static_cast<size_t>(b) * kGroupBlock;
+    const uint8_t* o = g + static_cast<size_t>(b) * kQ4KGroup;
     for (int r = 0; r < kRepackRows; ++r) {
       BlockQ4K& w = rows[r * nb + b];
       std::memcpy(&w.d, o + 2 * r, 2);
       std::memcpy(&w.dmin, o + 32 + 2 * r, 2);
       for (int k = 0; k < 12; ++k) w.scales[k] = o[64 + 16 * k + r];
       for (int c = 0; c < 32; ++c) std::memcpy(w.qs + 4 * c, o + 256 + 64 * c + 4 * r, 4);
+    }
+  }
+}
+
+// Q8_0: the int8 values stored as value + 128 (two's complement: flip the sign bit).
+void interleave(const BlockQ8_0* rows, uint8_t* g, int64_t nb) {
+  for (int64_t b = 0; b < nb; ++b) {
+    uint8_t* o = g + static_cast<size_t>(b) * kQ80Group;
+    for (int r = 0; r < kRepackRows; ++r) {
+      const BlockQ8_0& w = rows[r * nb + b];
+      std::memcpy(o + 2 * r, &w.d, 2);
+      for (int i = 0; i < quant::kQK; ++i) {
+        o[32 + 64 * (i / 4) + 4 * r + i % 4] = static_cast<uint8_t>(w.qs[i]) ^ 0x80;
+      }
+    }
+  }
+}
+void deinterleave(const uint8_t* g, BlockQ8_0* rows, int64_t nb) {
+  for (int64_t b = 0; b < nb; ++b) {
+    const uint8_t* o = g + static_cast<size_t>(b) * kQ80Group;
+    for (int r = 0; r < kRepackRows; ++r) {
+      BlockQ8_0& w = rows[r * nb + b];
+      std::memcpy(&w.d, o + 2 * r, 2);
+      for (int i = 0; i < quant::kQK; ++i) {
+        w.qs[i] = static_cast<int8_t>(o[32 + 64 * (i / 4) + 4 * r + i % 4] ^ 0x80);
+      }
+    }
+  }
+}
+
+// Rearranges every group of 16 rows of nb blocks of type Block through 16 rows of scratch.
+template <class Block>
+void each_group(uint8_t* p, int64_t n_rows, int64_t nb, bool pack) {
+  const size_t group_bytes = static_cast<size_t>(nb) * kRepackRows * sizeof(Block);
+  std::vector<uint8_t> scratch(group_bytes);
+  for (int64_t g = 0; g < n_rows / kRepackRows; ++g, p += group_bytes) {
+    std::memcpy(scratch.data(), p, group_bytes);
+    if (pack) {
+      interleave(reinterpret_cast<const Block*>(scratch.data()), p, nb);
+    } else {
+      deinterleave(scratch.data(), reinterpret_cast<Block*>(p), nb);
     }
   }
 }
@@ -53,32 +95,36 @@ bool has_r16_kernel() {
 }  // namespace
 
 std::optional<DType> repacked_type(DType t, int64_t n_rows, int64_t n_in) {
-  if (t != DType::Q4_K || n_rows <= 0 || n_rows % kRepackRows != 0 || n_in <= 0 ||
-      n_in % quant::kQKK != 0 || !has_r16_kernel()) {
+  if ((t != DType::Q4_K && t != DType::Q8_0) || n_rows <= 0 || n_rows % kRepackRows != 0 ||
+      !dtype_row_bytes(t, static_cast<uint64_t>(n_in)) || n_in <= 0 || !has_r16_kernel()) {
     return std::nullopt;
   }
-  return DType::Q4_K_R16;
+  return t == DType::Q4_K ? DType::Q4_K_R16 : DType::Q8_0_R16;
+}
+
+DType row_major_type(DType t) {
+  switch (t) {
+    case DType::Q4_K_R16:
+      return DType::Q4_K;
+    case DType::Q8_0_R16:
+      return DType::Q8_0;
+    default:
+      return t;
+  }
 }
 
 bool repack_rows(DType from, DType to, void* w, int64_t n_rows, int64_t n_in) {
-  const bool pack = from == DType::Q4_K && to == DType::Q4_K_R16;
-  const bool unpack = from == DType::Q4_K_R16 && to == DType::Q4_K;
-  if ((!pack && !unpack) || n_rows < 0 || n_rows % kRepackRows != 0 || n_in <= 0 ||
-      n_in % quant::kQKK != 0) {
+  const bool pack = dtype_is_internal(to) && row_major_type(to) == from && from != to;
+  const bool unpack = dtype_is_internal(from) && row_major_type(from) == to && from != to;
+  const auto row = dtype_row_bytes(pack ? from : to, static_cast<uint64_t>(n_in));
+  if ((!pack && !unpack) || n_rows < 0 || n_rows % kRepackRows != 0 || n_in <= 0 || !row) {
     return false;
   }
-  const int64_t nb = n_in / quant::kQKK;
-  const size_t group_bytes = static_cast<size_t>(nb) * kGroupBlock;
-  std::vector<uint8_t> scratch(group_bytes);
   auto* p = static_cast<uint8_t*>(w);
-  for (int64_t g = 0; g < n_rows / kRepackRows; ++g, p += group_bytes) {
-    if (pack) {
-      std::memcpy(scratch.data(), p, group_bytes);
-      interleave(reinterpret_cast<const BlockQ4K*>(scratch.data()), p, nb);
-    } else {
-      std::memcpy(scratch.data(), p, group_bytes);
-      deinterleave(scratch.data(), reinterpret_cast<BlockQ4K*>(p), nb);
-    }
+  if (row_major_type(pack ? to : from) == DType::Q4_K) {
+    each_group<BlockQ4K>(p, n_rows, n_in / quant::kQKK, pack);
+  } else {
+    each_group<BlockQ8_0>(p, n_rows, n_in / quant::kQK, pack);
   }
   return true;
 }

@@ -10,15 +10,16 @@
 namespace arc::kernels::ref {
 
 bool matmul(const MatmulArgs& a) {
-  if (a.w_type == DType::Q4_K_R16) {  // interleaved rows: a row-major Q4_K copy
-    const auto rb = dtype_row_bytes(DType::Q4_K, static_cast<uint64_t>(a.n_in));
+  if (dtype_is_internal(a.w_type)) {  // interleaved rows: a row-major copy
+    const DType file_type = row_major_type(a.w_type);
+    const auto rb = dtype_row_bytes(file_type, static_cast<uint64_t>(a.n_in));
     if (!rb || a.n_out < 0 || (a.w_row_bytes != 0 && a.w_row_bytes != *rb)) return false;
     std::vector<uint8_t> rows(static_cast<size_t>(*rb * a.n_out));
     if (!rows.empty()) std::memcpy(rows.data(), a.w, rows.size());
-    if (!repack_rows(DType::Q4_K_R16, DType::Q4_K, rows.data(), a.n_out, a.n_in)) return false;
+    if (!repack_rows(a.w_type, file_type, rows.data(), a.n_out, a.n_in)) return false;
     MatmulArgs b = a;
     b.w = rows.data();
-    b.w_type = DType::Q4_K;
+    b.w_type = file_type;
     return matmul(b);
   }
   if (!can_dequantize(a.w_type) || a.n_out < 0 || a.n_in < 0 || a.n_tokens < 0) return false;

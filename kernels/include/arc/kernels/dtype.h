@@ -44,6 +44,7 @@ enum class DType : uint32_t {
   MXFP4 = 39,
   // Internal layouts, never in a file (the GGUF parser refuses them): the same bytes as their
   // base type, rearranged at load for the CPU kernels (arc/kernels/repack.h).
+  Q8_0_R16 = 0x10000 + 8,   // Q8_0 in groups of 16 rows, interleaved per block
   Q4_K_R16 = 0x10000 + 12,  // Q4_K in groups of 16 rows, interleaved per super-block
 };
 

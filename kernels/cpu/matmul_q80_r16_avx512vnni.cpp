@@ -1,0 +1,136 @@
+// Q8_0_R16 against Q8_0 activations, AVX-512 VNNI (layout: arc/kernels/repack.h). One 512-bit
+// register holds the same 4 columns of 16 rows, stored as value + 128 (unsigned), so every lane
+// is a row:
+//   vpdpbusd  s += 4 weights + 128 (u8) x the 4 activations broadcast (s8)
+// starting from -128 * (the block's activation sum), which leaves exactly sum w * x. Per row:
+//   y = sum_b (d_b * xd_b) * s_b
+// with s_b exact and the float steps in a fixed order per block: a row's result depends only on
+// its weights and its token, never on the rows or tokens beside it.
+// GCC 12 reports false "may be used uninitialized" inside its own AVX-512 intrinsics (GCC bug
+// 105593: _mm512_undefined_* placeholders); the warning is about the header, not this code.
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#include <immintrin.h>
+
+#include <algorithm>
+#include <cstring>
+#include <vector>
+
+#include "arc/kernels/repack.h"
+#include "cpu/matmul_kernels.h"
+#include "cpu/matmul_r16.h"
+#include "quant/blocks.h"
+
+namespace arc::kernels::cpu {
+namespace {
+
+using quant::BlockQ8_0;
+constexpr size_t kGroupBlock = 544;  // one block of 16 rows
+// How far ahead the group's stream is prefetched, one line per 64 bytes read (spread over the
+// block loop as in the Q4_K_R16 kernel).
+constexpr size_t kAhead = 4096;
+
+// Per token and block of the activations: the block scale as float and -128 * the sum of its
+// 32 values (the start value that cancels the +128 of the stored weights).
+struct BlockPrep {
+  float d;
+  int32_t neg_sum;
+};
+
+void prepare(const BlockQ8_0* x, int64_t nb, BlockPrep* out) {
+  const __m256i ones = _mm256_set1_epi8(1);
+  for (int64_t b = 0; b < nb; ++b) {
+    const __m256i s8 =
+        _mm256_dpbusd_epi32(_mm256_setzero_si256(), ones,
+                            _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x[b].qs)));
+    __m128i s4 = _mm_add_epi32(_mm256_castsi256_si128(s8), _mm256_extracti128_si256(s8, 1));
+    s4 = _mm_add_epi32(s4, _mm_shuffle_epi32(s4, 0x4E));
+    s4 = _mm_add_epi32(s4, _mm_shuffle_epi32(s4, 0xB1));
+    out[b] = {_cvtsh_ss(x[b].d), -128 * _mm_cvtsi128_si32(s4)};
+  }
+}
+
+// y[t][0..15] for the 16 rows of one group (w: [nb][544]) against NT tokens' Q8_0 rows x[t].
+template <int NT>
+inline void group_dot(const uint8_t* w, int64_t nb, const BlockQ8_0* const* x,
+                      const BlockPrep* const* prep, const uint8_t* pf_end, __m512* y) {
+  __m512 acc[NT];
+  for (int t = 0; t < NT; ++t) acc[t] = _mm512_setzero_ps();
+  for (int64_t b = 0; b < nb; ++b, w += kGroupBlock) {
+    if (w + kAhead < pf_end) {
+      for (int i = 0; i < 9; ++i) {
+        _mm_prefetch(reinterpret_cast<const char*>(w) + kAhead + 64 * i, _MM_HINT_T0);
+      }
+    }
+    // Two partial sums per token (even and odd chunks) halve the vpdpbusd dependency chain.
+    __m512i s[NT][2];
+    for (int t = 0; t < NT; ++t) {
+      s[t][0] = _mm512_set1_epi32(prep[t][b].neg_sum);
+      s[t][1] = _mm512_setzero_si512();
+    }
+    for (int c = 0; c < 8; ++c) {
+      const __m512i q = _mm512_loadu_si512(w + 32 + 64 * c);
+      for (int t = 0; t < NT; ++t) {
+        int32_t xc;
+        std::memcpy(&xc, x[t][b].qs + 4 * c, 4);
+        s[t][c & 1] = _mm512_dpbusd_epi32(s[t][c & 1], q, _mm512_set1_epi32(xc));
+      }
+    }
+    const __m512 d = _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(w)));
+    for (int t = 0; t < NT; ++t) {
+      const __m512i sum = _mm512_add_epi32(s[t][0], s[t][1]);
+      acc[t] = _mm512_fmadd_ps(_mm512_mul_ps(d, _mm512_set1_ps(prep[t][b].d)),
+                               _mm512_cvtepi32_ps(sum), acc[t]);
+    }
+  }
+  for (int t = 0; t < NT; ++t) y[t] = acc[t];
+}
+
+}  // namespace
+
+// Rows [o0, o1) for every token; ranges may start or end inside a group (its other rows are
+// computed and dropped), though callers split at groups.
+void rows_q80_r16_avx512vnni(const RowsArgs& a, int64_t o0, int64_t o1) {
+  const int64_t nb = a.n_in / quant::kQK;
+  const size_t group_bytes = static_cast<size_t>(nb) * kGroupBlock;
+  // Prepared blocks of every token: on the stack for decode-sized calls.
+  constexpr int64_t kStackBlocks = 1024;
+  BlockPrep stack_prep[kStackBlocks];
+  std::vector<BlockPrep> heap_prep;
+  BlockPrep* prep = stack_prep;
+  if (nb * a.n_tokens > kStackBlocks) {
+    heap_prep.resize(static_cast<size_t>(nb * a.n_tokens));
+    prep = heap_prep.data();
+  }
+  auto x_of = [&](int64_t t) {
+    return reinterpret_cast<const BlockQ8_0*>(a.xa + static_cast<size_t>(t) * a.xa_stride);
+  };
+  for (int64_t t = 0; t < a.n_tokens; ++t) prepare(x_of(t), nb, prep + t * nb);
+
+  const int64_t g_first = o0 / kRepackRows, g_last = (o1 - 1) / kRepackRows;
+  const uint8_t* pf_end = a.w + static_cast<size_t>(g_last + 1) * group_bytes;
+  for (int64_t g = g_first; g <= g_last; ++g) {
+    const uint8_t* w = a.w + static_cast<size_t>(g) * group_bytes;
+    const int64_t g0 = g * kRepackRows;
+    const int64_t r0 = std::max(o0, g0), r1 = std::min(o1, g0 + kRepackRows);
+    int64_t t = 0;
+    // Token pairs share the weight loads (prefill).
+    for (; t + 2 <= a.n_tokens; t += 2) {
+      const BlockQ8_0* x[2] = {x_of(t), x_of(t + 1)};
+      const BlockPrep* p[2] = {prep + t * nb, prep + (t + 1) * nb};
+      __m512 y[2];
+      group_dot<2>(w, nb, x, p, pf_end, y);
+      store_group_rows(a, t, g0, r0, r1, y[0]);
+      store_group_rows(a, t + 1, g0, r0, r1, y[1]);
+    }
+    if (t < a.n_tokens) {
+      const BlockQ8_0* x[1] = {x_of(t)};
+      const BlockPrep* p[1] = {prep + t * nb};
+      __m512 y[1];
+      group_dot<1>(w, nb, x, p, pf_end, y);
+      store_group_rows(a, t, g0, r0, r1, y[0]);
+    }
+  }
+}
+
+}  // namespace arc::kernels::cpu
