@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <string>
 
 #include "arc/gguf.h"
 #include "gguf_test_util.h"
@@ -166,6 +167,14 @@ TEST(GgufCorrupt, UnknownTensorType) {
   auto p = find_info(b, "output_norm.weight", 1);
   poke<uint32_t>(b, p.type, 99);
   expect_error(b, StatusCode::kUnimplemented, p.type, "tensor type 99");
+  // The engine's internal layouts (arc/kernels/repack.h) have ids too, but no file may use them.
+  for (DType t : {DType::Q4_K_R16, DType::Q8_0_R16}) {
+    auto c = testing::small_valid_file();
+    auto q = find_info(c, "blk.0.attn_q.weight", 2);
+    poke<uint32_t>(c, q.type, static_cast<uint32_t>(t));
+    expect_error(c, StatusCode::kUnimplemented, q.type,
+                 "tensor type " + std::to_string(static_cast<uint32_t>(t)));
+  }
 }
 
 TEST(GgufCorrupt, DimensionOverflowAndZero) {
