@@ -26,6 +26,7 @@
 #include "arc/kernels/matmul.h"
 #include "arc/kernels/moe.h"
 #include "arc/kernels/quant.h"
+#include "arc/kernels/repack.h"
 #include "arc/thread_pool.h"
 
 namespace {
@@ -138,9 +139,14 @@ struct Weights {
   arc::HostMemory bytes;
   size_t matrix_bytes = 0;
   int copies = 1;
+  DType type = DType::F32;  // t, or the layout the engine rearranges t into (arc/kernels/repack.h)
 };
+// A type given as Q4_K_R16 / Q8_0_R16 is quantized as its file type and rearranged, as the CPU
+// backend does at load (slice_rows: rows of one matrix or expert, a multiple of 16).
 Weights make_weights(DType t, int64_t n_out, int64_t n_in, size_t min_total) {
   Weights w;
+  w.type = t;
+  t = arc::kernels::row_major_type(t);
   const size_t row = *arc::dtype_row_bytes(t, n_in);
   w.matrix_bytes = row * n_out;
   w.copies =
@@ -157,6 +163,11 @@ Weights make_weights(DType t, int64_t n_out, int64_t n_in, size_t min_total) {
   for (size_t off = 0; off < w.bytes.size(); off += rows.size()) {
     std::memcpy(w.bytes.data() + off, rows.data(), std::min(rows.size(), w.bytes.size() - off));
   }
+  if (w.type != t &&
+      !arc::kernels::repack_rows(t, w.type, w.bytes.data(), n_out * w.copies, n_in)) {
+    std::fprintf(stderr, "cannot rearrange %d rows of %d into %s\n", static_cast<int>(n_out),
+                 static_cast<int>(n_in), std::string(arc::dtype_name(w.type)).c_str());
+  }
   return w;
 }
 
@@ -172,7 +183,7 @@ void run_matmul(benchmark::State& state, DType t, cpu::IsaLevel level, int64_t n
   std::normal_distribution<float> nd(0, 1);
   for (auto& v : x) v = nd(rng);
   MatmulArgs a;
-  a.w_type = t;
+  a.w_type = w.type;
   a.n_out = n_out;
   a.n_in = n_in;
   a.x = x.data();
@@ -292,8 +303,8 @@ void BM_MoeDecode(benchmark::State& state, DType gate_type, DType down_type) {
   a.k = kUsed;
   a.ids = ids.data();
   a.weights = weights.data();
-  a.gate_type = a.up_type = gate_type;
-  a.down_type = down_type;
+  a.gate_type = a.up_type = gate.type;
+  a.down_type = down.type;
   a.y = y.data();
   int64_t layer = 0;
   for (auto _ : state) {
@@ -322,10 +333,18 @@ void register_all() {
       ->UseManualTime()
       ->Iterations(1)
       ->Unit(benchmark::kMillisecond);
-  // The expert formats of a Q4_K_M file (Q6_K down in some layers) and of a Q8_0 file.
-  for (const auto& [gate_up, down] :
-       {std::pair{DType::Q4_K, DType::Q6_K}, std::pair{DType::Q4_K, DType::Q4_K},
-        std::pair{DType::Q8_0, DType::Q8_0}}) {
+  // The expert formats of a Q4_K_M file (Q6_K down in some layers) and of a Q8_0 file, in the
+  // layouts the CPU backend gives them here (Q4_K_R16 / Q8_0_R16 where the CPU has the kernels).
+  auto engine_layout = [](DType t) {
+    return arc::kernels::repacked_type(t, 512, 1024).value_or(t);
+  };
+  std::vector<std::pair<DType, DType>> moe_types = {
+      {DType::Q4_K, DType::Q6_K}, {DType::Q4_K, DType::Q4_K}, {DType::Q8_0, DType::Q8_0}};
+  if (engine_layout(DType::Q4_K) != DType::Q4_K) {
+    const DType q4 = engine_layout(DType::Q4_K), q8 = engine_layout(DType::Q8_0);
+    moe_types.insert(moe_types.end(), {{q4, DType::Q6_K}, {q4, q4}, {q8, q8}});
+  }
+  for (const auto& [gate_up, down] : moe_types) {
     const std::string name = "MoeDecode/gate_up:" + std::string(arc::dtype_name(gate_up)) +
                              "/down:" + std::string(arc::dtype_name(down));
     benchmark::RegisterBenchmark(name.c_str(), BM_MoeDecode, gate_up, down)
@@ -341,8 +360,17 @@ void register_all() {
       ->ArgNames({"k", "flags", "ref"})
       ->Unit(benchmark::kMicrosecond);
   const cpu::IsaLevel best = cpu::best_isa();
-  for (DType t : {DType::Q4_K, DType::Q5_K, DType::Q6_K, DType::Q8_0, DType::Q4_0, DType::MXFP4,
-                  DType::F16, DType::BF16}) {
+  // The interleaved layouts the engine runs here, after their row-major file types.
+  std::vector<DType> matvec_types = {DType::Q4_K, DType::Q5_K,  DType::Q6_K, DType::Q8_0,
+                                     DType::Q4_0, DType::MXFP4, DType::F16,  DType::BF16};
+  std::vector<DType> l2_types = {DType::Q4_K, DType::Q5_K, DType::Q6_K, DType::Q8_0, DType::Q4_0};
+  for (DType t : {DType::Q4_K, DType::Q8_0}) {
+    if (engine_layout(t) != t) {
+      matvec_types.push_back(engine_layout(t));
+      l2_types.push_back(engine_layout(t));
+    }
+  }
+  for (DType t : matvec_types) {
     const std::string name = "Matvec/" + std::string(arc::dtype_name(t));
     benchmark::RegisterBenchmark(
         name.c_str(),
@@ -393,7 +421,8 @@ void register_all() {
     if (x86_512 && level != best && cpu::isa_available(level)) l2_levels.push_back(level);
   }
   for (cpu::IsaLevel level : l2_levels) {
-    for (DType t : {DType::Q4_K, DType::Q5_K, DType::Q6_K, DType::Q8_0, DType::Q4_0}) {
+    for (DType t : l2_types) {
+      if (arc::dtype_is_internal(t) && level == cpu::IsaLevel::kAvx512) continue;
       const std::string name =
           (level == best ? std::string("MatvecL2/")
                          : "MatvecL2_" + std::string(cpu::isa_name(level)) + "/") +
