@@ -145,6 +145,11 @@ TEST_P(StreamedShard, MatchesTheWholeModel) {
   EXPECT_EQ((*model)->config().n_head, plan->local.n_head);
   tptest::decode_and_compare(comm, comm, **model, be, *plan, ref, n_vocab, exact ? 1e-3f : 5e-3f,
                              std::string(c.name) + " streamed TP=2");
+  // The whole model loaded by the CPU backend (which rearranges Q8_0 matrices into 16-row groups
+  // where this CPU has the kernels, arc/kernels/repack.h) and sharded afterwards: shard_model
+  // splits the interleaved matrices.
+  tptest::decode_and_compare(comm, comm, **whole, *cpu, *plan, ref, n_vocab, exact ? 1e-3f : 5e-3f,
+                             std::string(c.name) + " sharded after load");
 }
 
 INSTANTIATE_TEST_SUITE_P(Families, StreamedShard,

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
@@ -117,6 +118,47 @@ std::vector<float> prefill_logits(const Model& m, Backend& be) {
   return r.ok() ? *r : std::vector<float>{};
 }
 
+// Greedy decode of `steps` tokens after a 5-token prompt; each step's logits of that sequence.
+// With `companion`, a second sequence (another prompt) runs in the same prefill and decode
+// batches, after the first.
+std::vector<std::vector<float>> decode_logits(const Model& m, Backend& be, int steps,
+                                              bool companion) {
+  const ModelConfig& c = m.config();
+  auto kv = KvCache::create(be, {c.n_layer, c.n_kv_head, c.head_dim, 16, 16, DType::F16});
+  EXPECT_TRUE(kv.ok());
+  if (!kv.ok()) return {};
+  ForwardExecutor exec(m, be, **kv);
+  const int32_t a = (*kv)->add_sequence(), b = (*kv)->add_sequence();
+  EXPECT_TRUE((*kv)->reserve(a, 5 + steps).ok());
+  EXPECT_TRUE((*kv)->reserve(b, 5 + steps).ok());
+  std::vector<int32_t> tokens = {1, 40, 41, 42, 43}, pos = {0, 1, 2, 3, 4}, seqs(5, a);
+  if (companion) {
+    tokens.insert(tokens.end(), {7, 8, 9, 10, 11});
+    pos.insert(pos.end(), {0, 1, 2, 3, 4});
+    seqs.insert(seqs.end(), 5, b);
+  }
+  std::vector<std::vector<float>> out;
+  int32_t next_b = 12;
+  for (int step = 0; step <= steps; ++step) {
+    auto r = exec.run({tokens, pos, seqs, {}});  // the last token of each sequence
+    EXPECT_TRUE(r.ok()) << r.status().to_string();
+    if (!r.ok()) return out;
+    const auto n_vocab = static_cast<size_t>(c.n_vocab);
+    out.emplace_back(r->begin(), r->begin() + static_cast<std::ptrdiff_t>(n_vocab));
+    const auto best = std::max_element(out.back().begin(), out.back().end());
+    const int32_t p = 5 + step;
+    tokens = {static_cast<int32_t>(best - out.back().begin())};
+    pos = {p};
+    seqs = {a};
+    if (companion) {
+      tokens.push_back(next_b++ % static_cast<int32_t>(c.n_vocab));
+      pos.push_back(p);
+      seqs.push_back(b);
+    }
+  }
+  return out;
+}
+
 TEST(WeightStream, StreamedLoadMatchesMappedLoad) {
   for (const char* type : {"F32", "Q4_K_M"}) {
     TestModelOptions o;
@@ -219,6 +261,52 @@ TEST(WeightStream, CpuBackendCopiesWeightsOutOfTheFile) {
   for (float v : want) ss += static_cast<double>(v) * v;
   const double tol = 1e-4 * std::sqrt(ss / static_cast<double>(want.size()));
   for (size_t i = 0; i < want.size(); ++i) ASSERT_NEAR(got[i], want[i], tol) << "logit " << i;
+}
+
+// Decode on weights rearranged at load (arc/kernels/repack.h: Q4_K and Q8_0 in groups of 16
+// rows): each step's logits near those of the row-major in-place load, and the same bits for
+// any thread count and for a sequence decoded alone or beside another.
+TEST(WeightStream, DecodeOnRearrangedWeights) {
+  if (!kernels::repacked_type(DType::Q4_K, 64, 256)) {
+    GTEST_SKIP() << "this CPU has no interleaved kernels (AVX-512 VNNI): nothing is rearranged";
+  }
+  for (const char* type : {"Q4_K_M", "Q8_0"}) {
+    SCOPED_TRACE(type);
+    TestModelOptions o;
+    o.family = Family::kQwen3Moe;
+    o.type = type;
+    o.n_embd = 256;
+    o.n_ff_exp = o.n_ff = 256;
+    const std::string path = (std::filesystem::temp_directory_path() /
+                              ("arc_r16_" + std::to_string(getpid()) + "_" + type + ".gguf"))
+                                 .string();
+    ASSERT_TRUE(write_test_model(o, path).ok());
+    auto in_place_be = make_cpu_backend(1, CpuWeights::kInPlace);
+    auto one_be = make_cpu_backend(1);
+    auto two_be = make_cpu_backend(2);
+    auto in_place = Model::load(path, *in_place_be);
+    auto one = Model::load(path, *one_be);
+    auto two = Model::load(path, *two_be);
+    std::filesystem::remove(path);
+    ASSERT_TRUE(in_place.ok() && one.ok() && two.ok());
+    ASSERT_TRUE(dtype_is_internal((*one)->layer(0, TensorRole::kFfnUpExps).type));
+    ASSERT_TRUE(dtype_is_internal((*one)->layer(0, TensorRole::kAttnQ).type));
+
+    constexpr int kSteps = 6;
+    const auto want = decode_logits(**in_place, *in_place_be, kSteps, false);
+    const auto got = decode_logits(**one, *one_be, kSteps, false);
+    ASSERT_EQ(got.size(), want.size());
+    for (size_t s = 0; s < want.size(); ++s) {
+      double ss = 0;
+      for (float v : want[s]) ss += static_cast<double>(v) * v;
+      const double tol = 1e-3 * std::sqrt(ss / static_cast<double>(want[s].size()));
+      for (size_t i = 0; i < want[s].size(); ++i) {
+        ASSERT_NEAR(got[s][i], want[s][i], tol) << "step " << s << " logit " << i;
+      }
+    }
+    EXPECT_EQ(decode_logits(**two, *two_be, kSteps, false), got) << "2 threads";
+    EXPECT_EQ(decode_logits(**one, *one_be, kSteps, true), got) << "beside another sequence";
+  }
 }
 
 }  // namespace
