@@ -152,11 +152,13 @@ class CpuBackend : public Backend {
     }
   }
 
+ protected:
+  ThreadPool pool_;  // also rearranges weights at load (CopyingCpuBackend)
+
  private:
   void fail(std::string m) {
     if (error_.ok()) error_ = internal_error(std::move(m));
   }
-  ThreadPool pool_;
   kernels::Workspace ws_;  // kernels' scratch, reused across steps
   Status error_;
 };
@@ -194,7 +196,9 @@ class CopyingCpuBackend final : public CpuBackend, public WeightStreamer {
       return type;
     }
     // The memory is this backend's own (HostMemory above), written only here, before any op.
-    if (!kernels::repack_rows(type, *to, const_cast<void*>(data), n_rows, n_in)) return type;
+    if (!kernels::repack_rows(type, *to, const_cast<void*>(data), n_rows, n_in, &pool_)) {
+      return type;
+    }
     return *to;
   }
 

@@ -30,6 +30,8 @@
 
 namespace arc::kernels {
 
+class Parallel;
+
 constexpr int64_t kRepackRows = 16;
 
 // The layout `t` is rearranged into on this CPU for matrices of n_rows rows of n_in values
@@ -38,9 +40,10 @@ constexpr int64_t kRepackRows = 16;
 std::optional<DType> repacked_type(DType t, int64_t n_rows, int64_t n_in);
 
 // Rearranges n_rows rows (a multiple of 16) of n_in values from `from` into `to` in place,
-// group by group (16 rows of scratch). Q4_K <-> Q4_K_R16 and Q8_0 <-> Q8_0_R16; false for
-// anything else.
-bool repack_rows(DType from, DType to, void* w, int64_t n_rows, int64_t n_in);
+// group by group (16 rows of scratch), on `pool` when given. Q4_K <-> Q4_K_R16 and Q8_0 <->
+// Q8_0_R16; false for anything else.
+bool repack_rows(DType from, DType to, void* w, int64_t n_rows, int64_t n_in,
+                 Parallel* pool = nullptr);
 
 // The file type an internal layout was rearranged from (t itself for a file type).
 DType row_major_type(DType t);
