@@ -11,7 +11,6 @@
 #pragma GCC diagnostic ignored "-Wuninitialized"
 #include <immintrin.h>
 
-#include <algorithm>
 #include <cstring>
 
 #include "arc/kernels/repack.h"
@@ -120,34 +119,17 @@ inline void group_dot(const uint8_t* w, int64_t nb, const BlockQ8K* const* x, co
 
 }  // namespace
 
-// Rows [o0, o1) for every token; ranges may start or end inside a group (its other rows are
-// computed and dropped), though callers split at groups.
 void rows_q4k_r16_avx512vnni(const RowsArgs& a, int64_t o0, int64_t o1) {
   const int64_t nb = a.n_in / quant::kQKK;
-  const size_t group_bytes = static_cast<size_t>(nb) * kGroupBlock;
-  const int64_t g_first = o0 / kRepackRows, g_last = (o1 - 1) / kRepackRows;
-  const uint8_t* pf_end = a.w + static_cast<size_t>(g_last + 1) * group_bytes;
-  for (int64_t g = g_first; g <= g_last; ++g) {
-    const uint8_t* w = a.w + static_cast<size_t>(g) * group_bytes;
-    const int64_t g0 = g * kRepackRows;
-    const int64_t r0 = std::max(o0, g0), r1 = std::min(o1, g0 + kRepackRows);
-    int64_t t = 0;
-    // Token pairs share the weight loads and nibble unpacking (prefill).
-    for (; t + 2 <= a.n_tokens; t += 2) {
-      const BlockQ8K* x[2] = {reinterpret_cast<const BlockQ8K*>(a.xa + t * a.xa_stride),
-                              reinterpret_cast<const BlockQ8K*>(a.xa + (t + 1) * a.xa_stride)};
-      __m512 y[2];
-      group_dot<2>(w, nb, x, pf_end, y);
-      store_group_rows(a, t, g0, r0, r1, y[0]);
-      store_group_rows(a, t + 1, g0, r0, r1, y[1]);
-    }
-    if (t < a.n_tokens) {
-      const BlockQ8K* x[1] = {reinterpret_cast<const BlockQ8K*>(a.xa + t * a.xa_stride)};
-      __m512 y[1];
-      group_dot<1>(w, nb, x, pf_end, y);
-      store_group_rows(a, t, g0, r0, r1, y[0]);
-    }
-  }
+  rows_by_group(a, o0, o1, static_cast<size_t>(nb) * kGroupBlock,
+                [&](const uint8_t* w, int64_t t, auto nt, const uint8_t* pf_end, __m512* y) {
+                  constexpr int NT = decltype(nt)::value;
+                  const BlockQ8K* x[NT];
+                  for (int i = 0; i < NT; ++i) {
+                    x[i] = reinterpret_cast<const BlockQ8K*>(a.xa + (t + i) * a.xa_stride);
+                  }
+                  group_dot<NT>(w, nb, x, pf_end, y);
+                });
 }
 
 }  // namespace arc::kernels::cpu

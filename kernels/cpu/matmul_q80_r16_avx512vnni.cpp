@@ -12,7 +12,6 @@
 #pragma GCC diagnostic ignored "-Wuninitialized"
 #include <immintrin.h>
 
-#include <algorithm>
 #include <cstring>
 #include <vector>
 
@@ -88,11 +87,8 @@ inline void group_dot(const uint8_t* w, int64_t nb, const BlockQ8_0* const* x,
 
 }  // namespace
 
-// Rows [o0, o1) for every token; ranges may start or end inside a group (its other rows are
-// computed and dropped), though callers split at groups.
 void rows_q80_r16_avx512vnni(const RowsArgs& a, int64_t o0, int64_t o1) {
   const int64_t nb = a.n_in / quant::kQK;
-  const size_t group_bytes = static_cast<size_t>(nb) * kGroupBlock;
   // Prepared blocks of every token: on the stack for decode-sized calls.
   constexpr int64_t kStackBlocks = 1024;
   BlockPrep stack_prep[kStackBlocks];
@@ -107,30 +103,17 @@ void rows_q80_r16_avx512vnni(const RowsArgs& a, int64_t o0, int64_t o1) {
   };
   for (int64_t t = 0; t < a.n_tokens; ++t) prepare(x_of(t), nb, prep + t * nb);
 
-  const int64_t g_first = o0 / kRepackRows, g_last = (o1 - 1) / kRepackRows;
-  const uint8_t* pf_end = a.w + static_cast<size_t>(g_last + 1) * group_bytes;
-  for (int64_t g = g_first; g <= g_last; ++g) {
-    const uint8_t* w = a.w + static_cast<size_t>(g) * group_bytes;
-    const int64_t g0 = g * kRepackRows;
-    const int64_t r0 = std::max(o0, g0), r1 = std::min(o1, g0 + kRepackRows);
-    int64_t t = 0;
-    // Token pairs share the weight loads (prefill).
-    for (; t + 2 <= a.n_tokens; t += 2) {
-      const BlockQ8_0* x[2] = {x_of(t), x_of(t + 1)};
-      const BlockPrep* p[2] = {prep + t * nb, prep + (t + 1) * nb};
-      __m512 y[2];
-      group_dot<2>(w, nb, x, p, pf_end, y);
-      store_group_rows(a, t, g0, r0, r1, y[0]);
-      store_group_rows(a, t + 1, g0, r0, r1, y[1]);
-    }
-    if (t < a.n_tokens) {
-      const BlockQ8_0* x[1] = {x_of(t)};
-      const BlockPrep* p[1] = {prep + t * nb};
-      __m512 y[1];
-      group_dot<1>(w, nb, x, p, pf_end, y);
-      store_group_rows(a, t, g0, r0, r1, y[0]);
-    }
-  }
+  rows_by_group(a, o0, o1, static_cast<size_t>(nb) * kGroupBlock,
+                [&](const uint8_t* w, int64_t t, auto nt, const uint8_t* pf_end, __m512* y) {
+                  constexpr int NT = decltype(nt)::value;
+                  const BlockQ8_0* x[NT];
+                  const BlockPrep* p[NT];
+                  for (int i = 0; i < NT; ++i) {
+                    x[i] = x_of(t + i);
+                    p[i] = prep + (t + i) * nb;
+                  }
+                  group_dot<NT>(w, nb, x, p, pf_end, y);
+                });
 }
 
 }  // namespace arc::kernels::cpu

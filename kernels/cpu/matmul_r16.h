@@ -5,8 +5,11 @@
 
 #include <immintrin.h>
 
+#include <algorithm>
 #include <cstdint>
+#include <type_traits>
 
+#include "arc/kernels/repack.h"
 #include "cpu/matmul_kernels.h"
 
 namespace arc::kernels::cpu {
@@ -20,6 +23,35 @@ inline void store_group_rows(const RowsArgs& a, int64_t t, int64_t g0, int64_t r
   float* y = a.y + t * a.y_stride + g0;
   if (a.accumulate) v = _mm512_add_ps(_mm512_maskz_loadu_ps(m, y), v);
   _mm512_mask_storeu_ps(y, m, v);
+}
+
+// Rows [o0, o1) of an interleaved matrix (group_bytes per group of 16 rows) for every token.
+// dot(w, t, std::integral_constant<int, NT>, pf_end, y) computes tokens t .. t + NT - 1 against
+// the group at w into y[NT] (NT = 2 while two tokens are left, so prefill pairs share the weight
+// loads and unpacking, then 1); pf_end is where the range's prefetching stops. Ranges may start
+// or end inside a group: its other rows are computed and dropped (callers split at groups).
+template <class Dot>
+inline void rows_by_group(const RowsArgs& a, int64_t o0, int64_t o1, size_t group_bytes,
+                          Dot&& dot) {
+  const int64_t g_first = o0 / kRepackRows, g_last = (o1 - 1) / kRepackRows;
+  const uint8_t* pf_end = a.w + static_cast<size_t>(g_last + 1) * group_bytes;
+  for (int64_t g = g_first; g <= g_last; ++g) {
+    const uint8_t* w = a.w + static_cast<size_t>(g) * group_bytes;
+    const int64_t g0 = g * kRepackRows;
+    const int64_t r0 = std::max(o0, g0), r1 = std::min(o1, g0 + kRepackRows);
+    int64_t t = 0;
+    for (; t + 2 <= a.n_tokens; t += 2) {
+      __m512 y[2];
+      dot(w, t, std::integral_constant<int, 2>{}, pf_end, y);
+      store_group_rows(a, t, g0, r0, r1, y[0]);
+      store_group_rows(a, t + 1, g0, r0, r1, y[1]);
+    }
+    if (t < a.n_tokens) {
+      __m512 y[1];
+      dot(w, t, std::integral_constant<int, 1>{}, pf_end, y);
+      store_group_rows(a, t, g0, r0, r1, y[0]);
+    }
+  }
 }
 
 }  // namespace
