@@ -51,7 +51,7 @@ std::string check(const ModelConfig& cfg, const TensorTypeFn& type_of, int n) {
       const DTypeInfo* info = dtype_info(t);
       const int64_t part = dim / n;
       if (info == nullptr || part % info->block_elems != 0) {
-        why = "tensor '" + ref.name + "' (" + std::string(dtype_name(t)) +
+        why = "tensor '" + ref.name + "' (" + std::string(dtype_name(kernels::row_major_type(t))) +
               "): " + std::to_string(dim) + " columns over " + std::to_string(n) + " ranks gives " +
               std::to_string(part) + " per rank, not a multiple of the " +
               std::to_string(info ? info->block_elems : 0) + "-value quantization block";

@@ -186,9 +186,9 @@ class CopyingCpuBackend final : public CpuBackend, public WeightStreamer {
     weights_.push_back(std::move(*m));
     return static_cast<const void*>(weights_.back().data());
   }
-  // Q4_K matrices as Q4_K_R16 where this CPU has that kernel (AVX-512 VNNI): decode streams
-  // every weight byte once per token, and the interleaved kernel computes fast enough for one
-  // core to keep up with its share of the memory bandwidth.
+  // Q4_K and Q8_0 matrices as Q4_K_R16 / Q8_0_R16 where this CPU has those kernels (AVX-512
+  // VNNI): decode streams every weight byte once per token, and the interleaved kernels compute
+  // fast enough for one core to keep up with its share of the memory bandwidth.
   DType arrange_rows(const void* data, DType type, int64_t n_rows, int64_t slice_rows,
                      int64_t n_in) override {
     const std::optional<DType> to = kernels::repacked_type(type, slice_rows, n_in);
