@@ -33,6 +33,7 @@ inline void store_group_rows(const RowsArgs& a, int64_t t, int64_t g0, int64_t r
 template <class Dot>
 inline void rows_by_group(const RowsArgs& a, int64_t o0, int64_t o1, size_t group_bytes,
                           Dot&& dot) {
+  if (o1 <= o0) return;
   const int64_t g_first = o0 / kRepackRows, g_last = (o1 - 1) / kRepackRows;
   const uint8_t* pf_end = a.w + static_cast<size_t>(g_last + 1) * group_bytes;
   for (int64_t g = g_first; g <= g_last; ++g) {
