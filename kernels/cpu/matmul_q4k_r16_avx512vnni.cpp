@@ -24,9 +24,9 @@ namespace {
 using quant::BlockQ8K;
 constexpr size_t kGroupBlock = 2304;  // one super-block of 16 rows
 // How far ahead of the super-block being computed its stream is prefetched. The prefetches are
-// spread over the super-block's loop (one line per 64 bytes read): a burst of a whole row
-// range's lines at once filled the core's miss queue and made DRAM streaming a third slower
-// than the row-major kernel. 9 KiB ahead: 35 GB/s from DRAM on one core against 27 for the
+// spread over the super-block's loop (one line per 64 bytes read): a burst of a whole group's
+// lines (9 KiB) at its start filled the core's miss queue and made DRAM streaming a third
+// slower than the row-major kernel. 9 KiB ahead: 35 GB/s from DRAM on one core against 27 for the
 // row-major Q4_K kernel (a 512 x 1024 expert, Zen 5).
 constexpr size_t kAhead = 9216;
 

@@ -2,6 +2,7 @@
 // into scratch and written back interleaved, so the matrix is rearranged in its own memory.
 #include "arc/kernels/repack.h"
 
+#include <cstddef>
 #include <cstring>
 #include <vector>
 
@@ -17,67 +18,57 @@ using quant::BlockQ8_0;
 constexpr size_t kQ4KGroup = kRepackRows * sizeof(BlockQ4K);   // one super-block of 16 rows
 constexpr size_t kQ80Group = kRepackRows * sizeof(BlockQ8_0);  // one block of 16 rows
 
-// Q4_K. rows: [16][nb] row-major blocks; g: [nb][2304] interleaved.
-void interleave(const BlockQ4K* rows, uint8_t* g, int64_t nb) {
+// Copies a field of n bytes between its place in a row-major block and its interleaved place:
+// into the interleaved one when packing, back when not. Flip (n == 4) flips every byte's sign
+// bit on the way, Q8_0's +128 (the same operation both ways).
+template <bool Pack, bool Flip = false>
+inline void move(uint8_t* row_major, uint8_t* interleaved, size_t n) {
+  uint8_t* dst = Pack ? interleaved : row_major;
+  const uint8_t* src = Pack ? row_major : interleaved;
+  if constexpr (!Flip) {
+    std::memcpy(dst, src, n);
+    return;
+  }
+  uint32_t v;
+  std::memcpy(&v, src, 4);
+  v ^= 0x80808080u;
+  std::memcpy(dst, &v, 4);
+}
+
+// rows: [16][nb] row-major blocks; g: [nb][group block] interleaved. Packing reads rows and
+// writes g; unpacking the reverse.
+template <bool Pack>
+void rearrange(BlockQ4K*, uint8_t* rows, uint8_t* g, int64_t nb) {
   for (int64_t b = 0; b < nb; ++b) {
     uint8_t* o = g + static_cast<size_t>(b) * kQ4KGroup;
     for (int r = 0; r < kRepackRows; ++r) {
-      const BlockQ4K& w = rows[r * nb + b];
-      std::memcpy(o + 2 * r, &w.d, 2);
-      std::memcpy(o + 32 + 2 * r, &w.dmin, 2);
-      for (int k = 0; k < 12; ++k) o[64 + 16 * k + r] = w.scales[k];
-      for (int c = 0; c < 32; ++c) std::memcpy(o + 256 + 64 * c + 4 * r, w.qs + 4 * c, 4);
+      uint8_t* w = rows + static_cast<size_t>(r * nb + b) * sizeof(BlockQ4K);
+      move<Pack>(w + offsetof(BlockQ4K, d), o + 2 * r, 2);
+      move<Pack>(w + offsetof(BlockQ4K, dmin), o + 32 + 2 * r, 2);
+      for (int k = 0; k < 12; ++k)
+        move<Pack>(w + offsetof(BlockQ4K, scales) + k, o + 64 + 16 * k + r, 1);
+      for (int c = 0; c < 32; ++c)
+        move<Pack>(w + offsetof(BlockQ4K, qs) + 4 * c, o + 256 + 64 * c + 4 * r, 4);
     }
   }
 }
-void deinterleave(const uint8_t* g, BlockQ4K* rows, int64_t nb) {
-  for (int64_t b = 0; b < nb; ++b) {
-    const uint8_t* o = g + static_cast<size_t>(b) * kQ4KGroup;
-    for (int r = 0; r < kRepackRows; ++r) {
-      BlockQ4K& w = rows[r * nb + b];
-      std::memcpy(&w.d, o + 2 * r, 2);
-      std::memcpy(&w.dmin, o + 32 + 2 * r, 2);
-      for (int k = 0; k < 12; ++k) w.scales[k] = o[64 + 16 * k + r];
-      for (int c = 0; c < 32; ++c) std::memcpy(w.qs + 4 * c, o + 256 + 64 * c + 4 * r, 4);
-    }
-  }
-}
-
-// Q8_0: the int8 values stored as value + 128 (two's complement: flip the sign bit).
-void interleave(const BlockQ8_0* rows, uint8_t* g, int64_t nb) {
+template <bool Pack>
+void rearrange(BlockQ8_0*, uint8_t* rows, uint8_t* g, int64_t nb) {
   for (int64_t b = 0; b < nb; ++b) {
     uint8_t* o = g + static_cast<size_t>(b) * kQ80Group;
     for (int r = 0; r < kRepackRows; ++r) {
-      const BlockQ8_0& w = rows[r * nb + b];
-      std::memcpy(o + 2 * r, &w.d, 2);
+      uint8_t* w = rows + static_cast<size_t>(r * nb + b) * sizeof(BlockQ8_0);
+      move<Pack>(w + offsetof(BlockQ8_0, d), o + 2 * r, 2);
       for (int c = 0; c < quant::kQK / 4; ++c) {
-        uint32_t v;
-        std::memcpy(&v, w.qs + 4 * c, 4);
-        v ^= 0x80808080u;
-        std::memcpy(o + 32 + 64 * c + 4 * r, &v, 4);
-      }
-    }
-  }
-}
-void deinterleave(const uint8_t* g, BlockQ8_0* rows, int64_t nb) {
-  for (int64_t b = 0; b < nb; ++b) {
-    const uint8_t* o = g + static_cast<size_t>(b) * kQ80Group;
-    for (int r = 0; r < kRepackRows; ++r) {
-      BlockQ8_0& w = rows[r * nb + b];
-      std::memcpy(&w.d, o + 2 * r, 2);
-      for (int c = 0; c < quant::kQK / 4; ++c) {
-        uint32_t v;
-        std::memcpy(&v, o + 32 + 64 * c + 4 * r, 4);
-        v ^= 0x80808080u;
-        std::memcpy(w.qs + 4 * c, &v, 4);
+        move<Pack, true>(w + offsetof(BlockQ8_0, qs) + 4 * c, o + 32 + 64 * c + 4 * r, 4);
       }
     }
   }
 }
 
-// Rearranges every group of 16 rows of nb blocks of type Block through 16 rows of scratch;
-// groups are independent, so they are spread over `pool` (a model's worth takes about a second
-// on one core).
+// Rearranges every group of 16 rows of nb blocks of type Block through a scratch copy of the
+// group; groups are independent, so they are spread over `pool` (a model's worth takes about a
+// second on one core).
 template <class Block>
 void each_group(uint8_t* p, int64_t n_rows, int64_t nb, bool pack, Parallel* pool) {
   const size_t group_bytes = static_cast<size_t>(nb) * kRepackRows * sizeof(Block);
@@ -86,10 +77,11 @@ void each_group(uint8_t* p, int64_t n_rows, int64_t nb, bool pack, Parallel* poo
     for (int64_t g = g0; g < g1; ++g) {
       uint8_t* q = p + static_cast<size_t>(g) * group_bytes;
       std::memcpy(scratch.data(), q, group_bytes);
+      // Packing reads the row-major copy; unpacking reads the interleaved copy.
       if (pack) {
-        interleave(reinterpret_cast<const Block*>(scratch.data()), q, nb);
+        rearrange<true>(static_cast<Block*>(nullptr), scratch.data(), q, nb);
       } else {
-        deinterleave(scratch.data(), reinterpret_cast<Block*>(q), nb);
+        rearrange<false>(static_cast<Block*>(nullptr), q, scratch.data(), nb);
       }
     }
   });

@@ -142,7 +142,7 @@ struct Weights {
   DType type = DType::F32;  // t, or the layout the engine rearranges t into (arc/kernels/repack.h)
 };
 // A type given as Q4_K_R16 / Q8_0_R16 is quantized as its file type and rearranged, as the CPU
-// backend does at load (slice_rows: rows of one matrix or expert, a multiple of 16).
+// backend does at load (n_out a multiple of 16).
 Weights make_weights(DType t, int64_t n_out, int64_t n_in, size_t min_total) {
   Weights w;
   w.type = t;
