@@ -107,6 +107,7 @@ void attention_block(LayerContext& c) {
   s.k_cache = c.kv.k(c.layer);
   s.v_cache = c.kv.v(c.layer);
   s.kv_type = kvo.type;
+  s.block_size = kvo.block_size;
   s.slots = b.slots;
   s.n_tokens = t;
   s.n_kv_head = cfg.n_kv_head;

@@ -109,9 +109,22 @@ class CpuBackend : public Backend {
       std::memcpy(out + j * d, x + static_cast<int64_t>(rows[j]) * d, sizeof(float) * d);
     }
   }
-  void kv_store(const kernels::KvStoreArgs& a) override { kernels::kv_store(a); }
+  // The K/V cache in kHeadBlocks where its type allows (F16, F32): the layout this backend's
+  // decode attention reads fastest.
+  static kernels::KvLayout cache_layout(DType t) {
+    return kernels::kv_layout_supports(kernels::KvLayout::kHeadBlocks, t)
+               ? kernels::KvLayout::kHeadBlocks
+               : kernels::KvLayout::kTokenRows;
+  }
+  void kv_store(const kernels::KvStoreArgs& a) override {
+    kernels::KvStoreArgs b = a;
+    b.layout = cache_layout(a.kv_type);
+    kernels::kv_store(b);
+  }
   void paged_attention(const kernels::PagedAttentionArgs& a) override {
-    kernels::paged_attention(a, &pool_);
+    kernels::PagedAttentionArgs b = a;
+    b.layout = cache_layout(a.kv_type);
+    kernels::paged_attention(b, &pool_);
   }
   void moe_route(const kernels::RouterArgs& a) override { kernels::moe_route(a); }
   void moe_ffn(const kernels::MoeFfnArgs& a) override {

@@ -391,7 +391,9 @@ void CudaBackend::kv_store(const kernels::KvStoreArgs& a) {
   s.max_tokens = a.n_tokens;
   s.head_dim = a.head_dim;
   if (!prepare(s, a.n_tokens * a.n_kv_head)) return;
-  finish("kv_store", kc::kv_store(ctx(), a),
+  kernels::KvStoreArgs rows = a;  // the layout the CUDA kernels read (backend.h)
+  rows.layout = kernels::KvLayout::kTokenRows;
+  finish("kv_store", kc::kv_store(ctx(), rows),
          std::string(dtype_name(a.kv_type)) + " cache, head_dim " + std::to_string(a.head_dim));
 }
 
@@ -402,7 +404,9 @@ void CudaBackend::paged_attention(const kernels::PagedAttentionArgs& a) {
   s.head_dim = a.head_dim;
   s.max_context = a.max_blocks_per_seq * a.block_size;
   if (!prepare(s, a.n_tokens * a.n_head)) return;
-  finish("paged_attention", kc::paged_attention(ctx(), a),
+  kernels::PagedAttentionArgs rows = a;
+  rows.layout = kernels::KvLayout::kTokenRows;
+  finish("paged_attention", kc::paged_attention(ctx(), rows),
          std::string(dtype_name(a.kv_type)) + " cache, head_dim " + std::to_string(a.head_dim) +
              ", " + std::to_string(a.n_head) + "/" + std::to_string(a.n_kv_head) +
              " heads, block_size " + std::to_string(a.block_size));

@@ -21,6 +21,7 @@ struct Lanes8 {
   static R fma(R a, R b, R c) { return _mm256_fmadd_ps(a, b, c); }
   static R add(R a, R b) { return _mm256_add_ps(a, b); }
   static R sub(R a, R b) { return _mm256_sub_ps(a, b); }
+  static R mul(R a, R b) { return _mm256_mul_ps(a, b); }
   static R exp(R a) { return detail::exp256(a); }
   static float hsum(R v) {
     __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));

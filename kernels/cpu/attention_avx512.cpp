@@ -31,38 +31,6 @@ struct Lanes16 {
   static bool any_greater(R r, float f) {
     return _mm512_cmp_ps_mask(r, _mm512_set1_ps(f), _CMP_GT_OQ) != 0;
   }
-  // Lane i = the sum of v[i], i = 0..15: pairs interleaved and added (each 128-bit lane then
-  // holds two partial sums of each), pairs of those (four partial sums, one per register), then
-  // 128-bit lanes paired across registers twice: 15 x (two shuffles, one add).
-  static R reduce16(const R* v) {
-    R u[4];
-    for (int m = 0; m < 4; ++m) {
-      const R* w = v + 4 * m;
-      const __m512d ab = _mm512_castps_pd(
-          _mm512_add_ps(_mm512_unpacklo_ps(w[0], w[1]), _mm512_unpackhi_ps(w[0], w[1])));
-      const __m512d cd = _mm512_castps_pd(
-          _mm512_add_ps(_mm512_unpacklo_ps(w[2], w[3]), _mm512_unpackhi_ps(w[2], w[3])));
-      // Each 128-bit lane L: the sums over L of w[0..3].
-      u[m] = _mm512_add_ps(_mm512_castpd_ps(_mm512_unpacklo_pd(ab, cd)),
-                           _mm512_castpd_ps(_mm512_unpackhi_pd(ab, cd)));
-    }
-    // Lanes 0+1 and 2+3 of u[a], then of u[b]: [a: L01, a: L23, b: L01, b: L23].
-    auto fold = [](R a, R b) {
-      return _mm512_add_ps(_mm512_shuffle_f32x4(a, b, 0x88), _mm512_shuffle_f32x4(a, b, 0xDD));
-    };
-    return fold(fold(u[0], u[1]), fold(u[2], u[3]));
-  }
-  // out[r] 128-bit lane j = x[j] lane r.
-  static void transpose4(const R* x, R* out) {
-    const R p0 = _mm512_shuffle_f32x4(x[0], x[1], 0x44),
-            p1 = _mm512_shuffle_f32x4(x[0], x[1], 0xEE);
-    const R p2 = _mm512_shuffle_f32x4(x[2], x[3], 0x44),
-            p3 = _mm512_shuffle_f32x4(x[2], x[3], 0xEE);
-    out[0] = _mm512_shuffle_f32x4(p0, p2, 0x88);
-    out[1] = _mm512_shuffle_f32x4(p0, p2, 0xDD);
-    out[2] = _mm512_shuffle_f32x4(p1, p3, 0x88);
-    out[3] = _mm512_shuffle_f32x4(p1, p3, 0xDD);
-  }
   // Four sums from one tree: pairs of registers interleaved and added within 128-bit lanes, then
   // the four 128-bit lanes added.
   static void hsum4(const R* v, float* out) {

@@ -2,16 +2,18 @@
 // ISA's translation unit (scalar, AVX2, AVX-512, NEON). Everything here has internal linkage (the
 // anonymous namespace) so the differently-compiled copies can never be merged by the linker.
 //
-// Work item = (token, kv head): the n_rep query heads of the group share every K/V row load, and
-// F16 rows are widened in registers. Keys are visited one cache block at a time with an online
-// softmax (running max m, running sum l, rescaled accumulator). Each item is computed by one
-// thread in a fixed order, so results do not depend on the thread count.
+// Work item = (token, kv head): the n_rep query heads of the group share every K/V load, and F16
+// values are widened in registers. Both cache layouts (attention.h): kTokenRows scores a key by a
+// dot product and a horizontal sum; kHeadBlocks scores W keys at once, a dimension at a time. Keys
+// are visited one cache block at a time with an online softmax (running max m, running sum l,
+// rescaled accumulator). Each item is computed by one thread in a fixed order, so results do not
+// depend on the thread count.
 //
 // T provides: W (lanes), R (register), zero(), set1(f), load(const float*),
 // load(const uint16_t*) (F16 -> F32), store(float*, R), fma(a, b, c) = a * b + c, add(a, b),
-// sub(a, b), exp(R), hsum(R). head_dim must be a multiple of T::W. A T with 16 lanes that also
-// provides the block-of-16 operations (cpu/attention_block16.inc) runs whole 16-key blocks
-// through that path.
+// sub(a, b), mul(a, b), exp(R), hsum(R). head_dim must be a multiple of T::W. A T with 16 lanes
+// that also provides the block-of-16 operations (cpu/attention_block16.inc) runs whole 16-key
+// blocks through that path.
 #pragma once
 
 #include <algorithm>
@@ -21,6 +23,7 @@
 #include <vector>
 
 #include "arc/kernels/attention.h"
+#include "arc/kernels/fp16.h"
 #include "cpu/kv_rows.h"
 
 namespace arc::kernels::detail {
@@ -77,9 +80,47 @@ inline void group_accumulate(float* const* acc, const KvT* v, int64_t v_stride, 
   }
 }
 
+inline float kv_value(const float* p) {
+  return *p;
+}
+inline float kv_value(const uint16_t* p) {
+  return fp16_to_fp32(*p);
+}
+
+// kHeadBlocks: scores[r * ldS + j] = scale * q_r . k_j for the block's keys j in [j0, j0 + n),
+// indexed within the block (ldS >= bs); kt: [d, bs], one block of one kv head. Whole vectors of W
+// keys when W divides bs: they may cover keys outside the range, whose lanes are written but never
+// read.
+template <class T, int G, class KvT>
+inline void group_scores_cols(const float* const* q, const KvT* kt, int64_t bs, int64_t j0,
+                              int64_t n, int64_t d, float scale, float* scores, int64_t ldS) {
+  if (bs % T::W == 0) {
+    for (int64_t jv = j0 / T::W * T::W; jv < j0 + n; jv += T::W) {
+      typename T::R acc[G];
+      for (int r = 0; r < G; ++r) acc[r] = T::zero();
+      for (int64_t c = 0; c < d; ++c) {
+        const typename T::R kv = T::load(kt + c * bs + jv);
+        for (int r = 0; r < G; ++r) acc[r] = T::fma(T::set1(q[r][c]), kv, acc[r]);
+      }
+      for (int r = 0; r < G; ++r) T::store(scores + r * ldS + jv, T::mul(acc[r], T::set1(scale)));
+    }
+    return;
+  }
+  for (int64_t j = j0; j < j0 + n; ++j) {
+    for (int r = 0; r < G; ++r) {
+      float acc = 0.0f;
+      for (int64_t c = 0; c < d; ++c) acc += q[r][c] * kv_value(kt + c * bs + j);
+      scores[r * ldS + j] = acc * scale;
+    }
+  }
+}
+
 template <class T, class KvT>
 using ScoresFn = void (*)(const float* const*, const KvT*, int64_t, int64_t, int64_t, float, float*,
                           int64_t);
+template <class T, class KvT>
+using ColsScoresFn = void (*)(const float* const*, const KvT*, int64_t, int64_t, int64_t, int64_t,
+                              float, float*, int64_t);
 template <class T, class KvT>
 using AccumulateFn = void (*)(float* const*, const KvT*, int64_t, int64_t, int64_t, const float*,
                               int64_t);
@@ -87,6 +128,11 @@ using AccumulateFn = void (*)(float* const*, const KvT*, int64_t, int64_t, int64
 template <class T, class KvT, int... Gs>
 constexpr ScoresFn<T, KvT> scores_fn(int g, std::integer_sequence<int, Gs...>) {
   ScoresFn<T, KvT> fns[] = {&group_scores<T, Gs + 1, KvT>...};
+  return fns[g - 1];
+}
+template <class T, class KvT, int... Gs>
+constexpr ColsScoresFn<T, KvT> cols_scores_fn(int g, std::integer_sequence<int, Gs...>) {
+  ColsScoresFn<T, KvT> fns[] = {&group_scores_cols<T, Gs + 1, KvT>...};
   return fns[g - 1];
 }
 template <class T, class KvT, int... Gs>
@@ -127,6 +173,27 @@ inline void prefetch_block(const void* cache, int64_t row, int64_t n, int64_t n_
   }
 }
 
+inline void prefetch_bytes(const void* p, size_t bytes) {
+  const char* c = static_cast<const char*>(p);
+  for (size_t off = 0; off < bytes; off += 64) __builtin_prefetch(c + off);
+}
+
+// The K and V of cache block `block` (its first n rows) for kv head g, in either layout.
+inline void prefetch_kv_block(const PagedAttentionArgs& a, int64_t block, int64_t g, int64_t n) {
+  const size_t rb = kv_row_bytes(a.kv_type, a.head_dim);
+  if (a.layout == KvLayout::kHeadBlocks) {
+    // One contiguous run each: K [head_dim, block_size] (all of it: vectors span the block's
+    // width), V [n, head_dim].
+    const size_t run = static_cast<size_t>((block * a.n_kv_head + g) * a.block_size) * rb;
+    prefetch_bytes(static_cast<const char*>(a.k_cache) + run, a.block_size * rb);
+    prefetch_bytes(static_cast<const char*>(a.v_cache) + run, n * rb);
+    return;
+  }
+  const int64_t row = block * a.block_size * a.n_kv_head + g;
+  prefetch_block(a.k_cache, row, n, a.n_kv_head, rb);
+  prefetch_block(a.v_cache, row, n, a.n_kv_head, rb);
+}
+
 // Per-thread scratch for one range of work items.
 struct Scratch {
   std::vector<float> acc;      // [n_rep, head_dim]
@@ -151,8 +218,9 @@ void attend_range(const PagedAttentionArgs& a, int64_t t, int64_t g, int64_t fir
   const int64_t bs = a.block_size;
   const int32_t* table = a.block_tables + a.token_seq[t] * a.max_blocks_per_seq;
   const bool quantized = a.kv_type == DType::Q8_0;
-  const int64_t row_stride = quantized ? d : a.n_kv_head * d;  // elements between positions
-  const size_t rb = kv_row_bytes(a.kv_type, d);
+  const bool head_blocks = a.layout == KvLayout::kHeadBlocks;
+  // Elements between the V rows of consecutive positions (and K rows, in kTokenRows).
+  const int64_t row_stride = quantized || head_blocks ? d : a.n_kv_head * d;
 
   std::fill(s.acc.begin(), s.acc.end(), 0.0f);
   std::fill(s.m.begin(), s.m.end(), -INFINITY);
@@ -177,14 +245,17 @@ void attend_range(const PagedAttentionArgs& a, int64_t t, int64_t g, int64_t fir
     const int64_t slot0 = static_cast<int64_t>(table[b]) * bs + (j0 - b * bs);
     // One block ahead: two to four gained nothing, in bench_ops (attn_decode) nor in the engine.
     if (b + 1 <= last / bs) {
-      const int64_t next_n = std::min(bs, last - (b + 1) * bs + 1);
-      const int64_t next_row = static_cast<int64_t>(table[b + 1]) * bs * a.n_kv_head + g;
-      prefetch_block(a.k_cache, next_row, next_n, a.n_kv_head, rb);
-      prefetch_block(a.v_cache, next_row, next_n, a.n_kv_head, rb);
+      prefetch_kv_block(a, table[b + 1], g, std::min(bs, last - (b + 1) * bs + 1));
     }
     const KvT* k;
     const KvT* v;
-    if (quantized) {
+    // kHeadBlocks: scores and weights sit at the keys' places in the block, from `off` on.
+    const int64_t off = head_blocks ? j0 - b * bs : 0;
+    if (head_blocks) {
+      const int64_t run = static_cast<int64_t>(table[b]) * a.n_kv_head + g;  // [block, head]
+      k = static_cast<const KvT*>(a.k_cache) + run * d * bs;                 // [d, bs]
+      v = static_cast<const KvT*>(a.v_cache) + (run * bs + off) * d;         // [n, d]
+    } else if (quantized) {
       for (int64_t j = 0; j < n; ++j) {
         const int64_t row = (slot0 + j) * a.n_kv_head + g;
         kv_load_row(a.kv_type, a.k_cache, row, d, s.k_rows.data() + j * d);
@@ -200,11 +271,16 @@ void attend_range(const PagedAttentionArgs& a, int64_t t, int64_t g, int64_t fir
       const int gsz = static_cast<int>(std::min<int64_t>(kMaxGroup, n_rep - r0));
       for (int r = 0; r < gsz; ++r) q[r] = a.q + (t * a.n_head + g * n_rep + r0 + r) * d;
       float* sc = s.scores.data() + r0 * bs;
-      scores_fn<T, KvT>(gsz, std::make_integer_sequence<int, kMaxGroup>{})(q, k, row_stride, n, d,
-                                                                           scale, sc, bs);
+      if (head_blocks) {
+        cols_scores_fn<T, KvT>(gsz, std::make_integer_sequence<int, kMaxGroup>{})(q, k, bs, off, n,
+                                                                                  d, scale, sc, bs);
+      } else {
+        scores_fn<T, KvT>(gsz, std::make_integer_sequence<int, kMaxGroup>{})(q, k, row_stride, n, d,
+                                                                             scale, sc, bs);
+      }
       // Online softmax update for each head of the group.
       for (int r = 0; r < gsz; ++r) {
-        float* sr = sc + r * bs;
+        float* sr = sc + r * bs + off;
         float mx = s.m[r0 + r];
         for (int64_t j = 0; j < n; ++j) mx = std::max(mx, sr[j]);
         // 0 on the first block; exactly 1, without a libm call per head and block, when this
@@ -219,7 +295,7 @@ void attend_range(const PagedAttentionArgs& a, int64_t t, int64_t g, int64_t fir
         s.m[r0 + r] = mx;
       }
       accumulate_fn<T, KvT>(gsz, std::make_integer_sequence<int, kMaxGroup>{})(acc, v, row_stride,
-                                                                               n, d, sc, bs);
+                                                                               n, d, sc + off, bs);
     }
   }
 }
@@ -341,7 +417,7 @@ void paged_attention_impl(const PagedAttentionArgs& a, Parallel* pool) {
 // Arguments every variant can take; the vector variants also need head_dim % W == 0.
 inline bool attention_args_ok(const PagedAttentionArgs& a) {
   return a.n_kv_head > 0 && a.n_head > 0 && a.n_head % a.n_kv_head == 0 && a.block_size > 0 &&
-         kv_type_ok(a.kv_type, a.head_dim);
+         kv_type_ok(a.kv_type, a.head_dim) && kv_layout_supports(a.layout, a.kv_type);
 }
 
 }  // namespace

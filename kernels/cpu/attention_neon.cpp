@@ -19,6 +19,7 @@ struct Lanes4 {
   static R fma(R a, R b, R c) { return vfmaq_f32(c, a, b); }
   static R add(R a, R b) { return vaddq_f32(a, b); }
   static R sub(R a, R b) { return vsubq_f32(a, b); }
+  static R mul(R a, R b) { return vmulq_f32(a, b); }
   static R exp(R a) { return detail::exp_neon(a); }
   static float hsum(R r) { return vaddvq_f32(r); }
 };

@@ -19,6 +19,7 @@ struct Lane1 {
   static R fma(R a, R b, R c) { return a * b + c; }
   static R add(R a, R b) { return a + b; }
   static R sub(R a, R b) { return a - b; }
+  static R mul(R a, R b) { return a * b; }
   static R exp(R a) { return std::exp(a); }
   static float hsum(R r) { return r; }
 };

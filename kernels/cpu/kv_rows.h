@@ -1,6 +1,7 @@
-// Rows of the paged KV cache. The cache of a layer is [n_blocks * block_size, n_kv_head, head_dim]
-// in kv_type; one (slot, kv head) row is head_dim values. Q8_0 rows are head_dim / 32 blocks of
-// {fp16 scale, 32 x int8} (GGUF's Q8_0 layout), so head_dim must be a multiple of 32 there.
+// Rows of the paged KV cache (layouts in arc/kernels/attention.h). One (slot, kv head) row is
+// head_dim values in kv_type; rows are numbered by kv_row_index. Q8_0 rows are head_dim / 32
+// blocks of {fp16 scale, 32 x int8} (GGUF's Q8_0 layout), so head_dim must be a multiple of 32
+// there. A kHeadBlocks K pool has no rows: a key's values are block_size apart (kv_load_key).
 #pragma once
 
 #include <cmath>
@@ -8,6 +9,7 @@
 #include <cstdint>
 #include <cstring>
 
+#include "arc/kernels/attention.h"
 #include "arc/kernels/dtype.h"
 #include "arc/kernels/fp16.h"
 
@@ -65,7 +67,20 @@ inline void dequantize_q8_0_row(const uint8_t* src, float* dst, int64_t n) {
   }
 }
 
-// Reads row `row` (= slot * n_kv_head + kv_head) of a cache into dst: [head_dim] floats.
+// The row of (slot, kv head g): every row of a kTokenRows pool, the V rows of kHeadBlocks.
+inline int64_t kv_row_index(KvLayout layout, int64_t slot, int64_t g, int64_t n_kv_head,
+                            int64_t block_size) {
+  if (layout == KvLayout::kTokenRows) return slot * n_kv_head + g;
+  return ((slot / block_size) * n_kv_head + g) * block_size + slot % block_size;
+}
+
+// Offset (in values) of value c of the kHeadBlocks key of (slot, kv head g).
+inline int64_t kv_head_blocks_key_index(int64_t slot, int64_t g, int64_t c, int64_t n_kv_head,
+                                        int64_t head_dim, int64_t block_size) {
+  return (((slot / block_size) * n_kv_head + g) * head_dim + c) * block_size + slot % block_size;
+}
+
+// Reads row `row` (kv_row_index) of a cache into dst: [head_dim] floats.
 inline void kv_load_row(DType t, const void* cache, int64_t row, int64_t head_dim, float* dst) {
   const uint8_t* base = static_cast<const uint8_t*>(cache) + row * kv_row_bytes(t, head_dim);
   switch (t) {
@@ -105,6 +120,25 @@ inline void kv_store_row(DType t, void* cache, int64_t row, int64_t head_dim, co
       break;
     default:
       break;
+  }
+}
+
+// Reads the key of (slot, kv head g) into dst: [head_dim] floats, in either layout.
+inline void kv_load_key(KvLayout layout, DType t, const void* cache, int64_t slot, int64_t g,
+                        int64_t n_kv_head, int64_t head_dim, int64_t block_size, float* dst) {
+  if (layout == KvLayout::kTokenRows) {
+    kv_load_row(t, cache, slot * n_kv_head + g, head_dim, dst);
+    return;
+  }
+  for (int64_t c = 0; c < head_dim; ++c) {
+    const int64_t i = kv_head_blocks_key_index(slot, g, c, n_kv_head, head_dim, block_size);
+    if (t == DType::F32) {
+      std::memcpy(dst + c, static_cast<const float*>(cache) + i, sizeof(float));
+    } else {
+      uint16_t h;
+      std::memcpy(&h, static_cast<const uint16_t*>(cache) + i, 2);
+      dst[c] = fp16_to_fp32(h);
+    }
   }
 }
 

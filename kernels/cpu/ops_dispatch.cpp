@@ -1,6 +1,7 @@
 // Runtime choice among the op variants, and the plain entry points of ops.h / attention.h.
 // The CPU is probed once by cpu_dispatch (isa.cpp); the list of usable variants is a
 // function-local constant; nothing else is global.
+#include <algorithm>
 #include <vector>
 
 #include "arc/kernels/ops_isa.h"
@@ -138,22 +139,65 @@ void paged_attention(const PagedAttentionArgs& args, Parallel* pool) {
   paged_attention_isa(ops_isa_best(), args, pool);
 }
 
-void kv_store(const KvStoreArgs& a) {
-  if (!detail::kv_type_ok(a.kv_type, a.head_dim)) return;
+namespace {
+
+// dst[i] = fp32_to_fp16(src[i]): F16C where the CPU has it (the portable conversion cost about
+// 1% of a decode step), the same bits either way.
+void to_fp16(const float* src, uint16_t* dst, int64_t n) {
 #if defined(ARC_KERNELS_X86)
-  // F16 rows: a token's kv heads are one contiguous run in k / v and in the cache slot, converted
-  // with F16C (the portable conversion cost about 1% of a decode step, serially).
-  if (a.kv_type == DType::F16 && is_available(OpsIsa::kAvx2)) {
+  if (is_available(OpsIsa::kAvx2)) return avx2::fp32_to_fp16_row(src, dst, n);
+#endif
+  for (int64_t i = 0; i < n; ++i) dst[i] = fp32_to_fp16(src[i]);
+}
+
+// kHeadBlocks: V rows as in kTokenRows but numbered head-major within a block; a key's values go
+// block_size apart, into the lane of its row.
+void kv_store_head_blocks(const KvStoreArgs& a) {
+  const int64_t d = a.head_dim, bs = a.block_size;
+  std::vector<uint16_t> h(a.kv_type == DType::F16 ? d : 0);
+  for (int64_t t = 0; t < a.n_tokens; ++t) {
+    if (a.slots[t] < 0) continue;  // padding token: nothing to store
+    const int64_t slot = a.slots[t];
+    for (int64_t g = 0; g < a.n_kv_head; ++g) {
+      const float* k = a.k + (t * a.n_kv_head + g) * d;  // [head_dim]
+      const float* v = a.v + (t * a.n_kv_head + g) * d;  // [head_dim]
+      const int64_t row = detail::kv_row_index(a.layout, slot, g, a.n_kv_head, bs);
+      const int64_t k0 = detail::kv_head_blocks_key_index(slot, g, 0, a.n_kv_head, d, bs);
+      if (a.kv_type == DType::F16) {
+        to_fp16(v, static_cast<uint16_t*>(a.v_cache) + row * d, d);
+        to_fp16(k, h.data(), d);
+        uint16_t* kc = static_cast<uint16_t*>(a.k_cache) + k0;
+        for (int64_t c = 0; c < d; ++c) kc[c * bs] = h[c];
+      } else {
+        std::copy(v, v + d, static_cast<float*>(a.v_cache) + row * d);
+        float* kc = static_cast<float*>(a.k_cache) + k0;
+        for (int64_t c = 0; c < d; ++c) kc[c * bs] = k[c];
+      }
+    }
+  }
+}
+
+}  // namespace
+
+void kv_store(const KvStoreArgs& a) {
+  if (!detail::kv_type_ok(a.kv_type, a.head_dim) || !kv_layout_supports(a.layout, a.kv_type)) {
+    return;
+  }
+  if (a.layout == KvLayout::kHeadBlocks) {
+    if (a.block_size > 0) kv_store_head_blocks(a);
+    return;
+  }
+  // F16 rows: a token's kv heads are one contiguous run in k / v and in the cache slot.
+  if (a.kv_type == DType::F16) {
     const int64_t n = a.n_kv_head * a.head_dim;  // values per token
     for (int64_t t = 0; t < a.n_tokens; ++t) {
       if (a.slots[t] < 0) continue;  // padding token: nothing to store
       const int64_t row = static_cast<int64_t>(a.slots[t]) * n;
-      avx2::fp32_to_fp16_row(a.k + t * n, static_cast<uint16_t*>(a.k_cache) + row, n);
-      avx2::fp32_to_fp16_row(a.v + t * n, static_cast<uint16_t*>(a.v_cache) + row, n);
+      to_fp16(a.k + t * n, static_cast<uint16_t*>(a.k_cache) + row, n);
+      to_fp16(a.v + t * n, static_cast<uint16_t*>(a.v_cache) + row, n);
     }
     return;
   }
-#endif
   for (int64_t t = 0; t < a.n_tokens; ++t) {
     if (a.slots[t] < 0) continue;  // padding token: nothing to store
     for (int64_t g = 0; g < a.n_kv_head; ++g) {

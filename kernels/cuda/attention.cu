@@ -177,6 +177,7 @@ size_t attention_scratch_bytes(int64_t max_tokens, int64_t n_head, int64_t head_
 }  // namespace detail
 
 bool kv_store(const Context& ctx, const KvStoreArgs& a) {
+  if (a.layout != KvLayout::kTokenRows) return false;  // the layout these kernels read
   if (!detail::kv_type_supported(a.kv_type, a.head_dim) || a.n_tokens < 0 || a.n_kv_head <= 0 ||
       a.n_tokens > 0x7fffffff || a.n_kv_head > 65535)
     return false;
@@ -189,6 +190,7 @@ bool kv_store(const Context& ctx, const KvStoreArgs& a) {
 
 bool paged_attention(const Context& ctx, const PagedAttentionArgs& a) {
   using namespace detail;
+  if (a.layout != KvLayout::kTokenRows) return false;
   if (a.n_kv_head <= 0 || a.n_head <= 0 || a.n_head % a.n_kv_head != 0 || a.n_tokens < 0 ||
       a.head_dim % 32 != 0 || a.head_dim > kMaxHeadDim || a.block_size <= 0 ||
       !kv_type_supported(a.kv_type, a.head_dim) || a.n_head > 65535)

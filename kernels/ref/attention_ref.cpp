@@ -10,7 +10,8 @@
 namespace arc::kernels::ref {
 
 void paged_attention(const PagedAttentionArgs& a) {
-  if (a.n_kv_head <= 0 || a.n_head % a.n_kv_head != 0 || !detail::kv_type_ok(a.kv_type, a.head_dim))
+  if (a.n_kv_head <= 0 || a.n_head % a.n_kv_head != 0 || a.block_size <= 0 ||
+      !detail::kv_type_ok(a.kv_type, a.head_dim) || !kv_layout_supports(a.layout, a.kv_type))
     return;
   const int64_t d = a.head_dim;
   const int64_t n_rep = a.n_head / a.n_kv_head;
@@ -26,15 +27,14 @@ void paged_attention(const PagedAttentionArgs& a) {
       const float* q = a.q + (t * a.n_head + h) * d;  // [head_dim]
       float* out = a.out + (t * a.n_head + h) * d;    // [head_dim]
       const int64_t g = h / n_rep;
-      auto row_of = [&](int64_t p) {
-        const int64_t slot =
-            static_cast<int64_t>(table[p / a.block_size]) * a.block_size + p % a.block_size;
-        return slot * a.n_kv_head + g;
+      auto slot_of = [&](int64_t p) {
+        return static_cast<int64_t>(table[p / a.block_size]) * a.block_size + p % a.block_size;
       };
       scores.clear();
       double mx = -INFINITY;
       for (int64_t p = first; p <= pos; ++p) {
-        detail::kv_load_row(a.kv_type, a.k_cache, row_of(p), d, k.data());
+        detail::kv_load_key(a.layout, a.kv_type, a.k_cache, slot_of(p), g, a.n_kv_head, d,
+                            a.block_size, k.data());
         double s = 0.0;
         for (int64_t i = 0; i < d; ++i) s += static_cast<double>(q[i]) * k[i];
         scores.push_back(s * scale);
@@ -45,7 +45,9 @@ void paged_attention(const PagedAttentionArgs& a) {
       for (int64_t p = first; p <= pos; ++p) {
         const double w = std::exp(scores[p - first] - mx);
         sum += w;
-        detail::kv_load_row(a.kv_type, a.v_cache, row_of(p), d, v.data());
+        const int64_t row =
+            detail::kv_row_index(a.layout, slot_of(p), g, a.n_kv_head, a.block_size);
+        detail::kv_load_row(a.kv_type, a.v_cache, row, d, v.data());
         for (int64_t i = 0; i < d; ++i) acc[i] += w * v[i];
       }
       // No visible key (negative position): zeros rather than NaN.

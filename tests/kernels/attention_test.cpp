@@ -1,8 +1,8 @@
 // Paged attention against a naive dense attention written here (double precision, contiguous K/V
 // per sequence): several sequences of different lengths in one flattened batch (full prefill,
 // chunked prefill and decode tokens mixed), random non-contiguous block tables, GQA, sliding
-// windows, F32 / F16 / Q8_0 caches. Then every ISA variant against the same oracle, and thread
-// count independence (bitwise).
+// windows, F32 / F16 / Q8_0 caches, both cache layouts. Then every ISA variant against the same
+// oracle, and thread count independence (bitwise).
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -10,6 +10,7 @@
 #include <cstring>
 #include <numeric>
 #include <random>
+#include <utility>
 #include <vector>
 
 #include "arc/kernels/attention.h"
@@ -27,6 +28,7 @@ struct Case {
   DType kv_type;
   float scale = 0.0f;
   bool long_decode = false;  // decode tokens only, over long histories (the split-KV path)
+  k::KvLayout layout = k::KvLayout::kTokenRows;
 };
 
 std::string name(const Case& c) {
@@ -34,7 +36,8 @@ std::string name(const Case& c) {
          " rep=" + std::to_string(c.n_rep) + " bs=" + std::to_string(c.block_size) +
          " win=" + std::to_string(c.window) +
          " type=" + std::to_string(static_cast<int>(c.kv_type)) +
-         (c.long_decode ? " long-decode" : "");
+         (c.long_decode ? " long-decode" : "") +
+         (c.layout == k::KvLayout::kHeadBlocks ? " head-blocks" : " token-rows");
 }
 
 // What a cache of `t` holds after storing x: [n], written out from the format's definition
@@ -83,6 +86,7 @@ struct Batch {
     a.k_cache = k_cache.data();
     a.v_cache = v_cache.data();
     a.kv_type = c.kv_type;
+    a.layout = c.layout;
     a.block_size = c.block_size;
     a.token_seq = token_seq.data();
     a.token_pos = token_pos.data();
@@ -170,6 +174,8 @@ Batch make_batch(const Case& c, uint32_t seed) {
   st.k_cache = b.k_cache.data();
   st.v_cache = b.v_cache.data();
   st.kv_type = c.kv_type;
+  st.layout = c.layout;
+  st.block_size = c.block_size;
   st.slots = slots.data();
   st.n_tokens = static_cast<int64_t>(slots.size());
   st.n_kv_head = c.n_kv_head;
@@ -236,6 +242,13 @@ std::vector<Case> all_cases() {
   cases.push_back({128, 2, 1, 16, 0, DType::Q8_0, 0.0f, true});
   cases.push_back({256, 1, 4, 32, 0, DType::F16, 0.0f, true});
   cases.push_back({64, 2, 2, 7, 0, DType::F32, 0.0f, true});
+  // The CPU backend's layout, for every case whose type it takes.
+  const size_t n_rows = cases.size();
+  for (size_t i = 0; i < n_rows; ++i) {
+    if (cases[i].kv_type == DType::Q8_0) continue;
+    cases.push_back(cases[i]);
+    cases.back().layout = k::KvLayout::kHeadBlocks;
+  }
   return cases;
 }
 
@@ -271,7 +284,10 @@ TEST(PagedAttention, ResultDoesNotDependOnThreadCount) {
   arc::ThreadPool one(1), three(3);
   for (const Case& c :
        {Case{128, 2, 4, 16, 0, DType::F16}, Case{64, 4, 1, 32, 9, DType::F32},
-        Case{128, 1, 8, 16, 0, DType::Q8_0}, Case{128, 2, 4, 16, 0, DType::F16, 0.0f, true}}) {
+        Case{128, 1, 8, 16, 0, DType::Q8_0}, Case{128, 2, 4, 16, 0, DType::F16, 0.0f, true},
+        Case{128, 2, 4, 16, 0, DType::F16, 0.0f, false, k::KvLayout::kHeadBlocks},
+        Case{64, 4, 1, 32, 9, DType::F32, 0.0f, false, k::KvLayout::kHeadBlocks},
+        Case{64, 4, 4, 16, 0, DType::F16, 0.0f, true, k::KvLayout::kHeadBlocks}}) {
     const Batch b = make_batch(c, 77);
     for (k::OpsIsa isa : k::ops_isas_available()) {
       SCOPED_TRACE(name(c) + " isa=" + std::string(k::ops_isa_name(isa)));
@@ -379,8 +395,11 @@ TEST(KvStore, WritesEachSlotInItsFormatAndSkipsPadding) {
 
 TEST(PagedAttention, MisalignedBuffers) {
   // q, out and both caches start at odd offsets (4/12 bytes for floats, 2 bytes for F16 rows).
-  for (DType t : {DType::F16, DType::F32}) {
-    const Case c{128, 2, 4, 16, 0, t};
+  for (const auto& [t, layout] : {std::pair{DType::F16, k::KvLayout::kTokenRows},
+                                  std::pair{DType::F32, k::KvLayout::kTokenRows},
+                                  std::pair{DType::F16, k::KvLayout::kHeadBlocks},
+                                  std::pair{DType::F32, k::KvLayout::kHeadBlocks}}) {
+    const Case c{128, 2, 4, 16, 0, t, 0.0f, false, layout};
     const Batch b = make_batch(c, 31);
     const auto want = dense_attention(b);
     const size_t elem = t == DType::F16 ? 2 : 4;

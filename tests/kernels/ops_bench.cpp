@@ -6,6 +6,7 @@
 #include <cstring>
 #include <random>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "arc/host_memory.h"
@@ -63,7 +64,8 @@ void bm_swiglu(benchmark::State& st, k::OpsIsa isa) {
 // ctx, threads, head_dim, KV heads (4 query heads each)[, layers]. With `layers` > 1 each
 // iteration attends the next of that many separate caches, so the K/V comes from memory as in
 // the engine's decode step (one cache per layer) instead of from the last iteration's L2.
-void bm_attention(benchmark::State& st, k::OpsIsa isa, DType kv_type, int64_t n_tokens) {
+void bm_attention(benchmark::State& st, k::OpsIsa isa, DType kv_type, k::KvLayout layout,
+                  int64_t n_tokens) {
   const int64_t ctx = st.range(0), d = st.range(2), n_kv = st.range(3), rep = 4, bs = 16;
   const int64_t layers = st.range(4);
   const int64_t n_blocks = ctx / bs * layers;
@@ -84,6 +86,8 @@ void bm_attention(benchmark::State& st, k::OpsIsa isa, DType kv_type, int64_t n_
   fill.k_cache = kc->data();
   fill.v_cache = vc->data();
   fill.kv_type = kv_type;
+  fill.layout = layout;
+  fill.block_size = bs;
   fill.slots = slots.data();
   fill.n_tokens = static_cast<int64_t>(slots.size());
   fill.n_kv_head = n_kv;
@@ -107,6 +111,7 @@ void bm_attention(benchmark::State& st, k::OpsIsa isa, DType kv_type, int64_t n_
   a.k_cache = kc->data();
   a.v_cache = vc->data();
   a.kv_type = kv_type;
+  a.layout = layout;
   a.block_size = bs;
   a.token_seq = seq.data();
   a.token_pos = pos.data();
@@ -129,10 +134,13 @@ void register_all() {
     benchmark::RegisterBenchmark(("rms_norm/" + n).c_str(), bm_rms_norm, isa)->Arg(4096);
     benchmark::RegisterBenchmark(("softmax/" + n).c_str(), bm_softmax, isa)->Arg(32768);
     benchmark::RegisterBenchmark(("swiglu/" + n).c_str(), bm_swiglu, isa)->Arg(14336);
-    for (DType t : {DType::F16, DType::F32, DType::Q8_0}) {
-      const std::string tn = t == DType::F16 ? "f16" : t == DType::F32 ? "f32" : "q8_0";
-      benchmark::RegisterBenchmark(("attn_decode_" + tn + "/" + n).c_str(), bm_attention, isa, t,
-                                   int64_t{1})
+    // F16 and F32 in the CPU backend's layout (kHeadBlocks), and F16 and Q8_0 in kTokenRows.
+    const auto rows = k::KvLayout::kTokenRows, head_blocks = k::KvLayout::kHeadBlocks;
+    for (const auto& [t, layout, tn] :
+         {std::tuple{DType::F16, head_blocks, "f16"}, std::tuple{DType::F32, head_blocks, "f32"},
+          std::tuple{DType::F16, rows, "f16_rows"}, std::tuple{DType::Q8_0, rows, "q8_0_rows"}}) {
+      benchmark::RegisterBenchmark(("attn_decode_" + std::string(tn) + "/" + n).c_str(),
+                                   bm_attention, isa, t, layout, int64_t{1})
           ->Args({4096, 1, 128, 8, 1})
           ->Args({4096, 2, 128, 8, 1})
           ->Args({576, 1, 64, 4, 1})  // the 1 GB bench model's layer at bench -p 512 -n 128
@@ -141,7 +149,7 @@ void register_all() {
           ->UseRealTime();
     }
     benchmark::RegisterBenchmark(("attn_prefill32_f16/" + n).c_str(), bm_attention, isa, DType::F16,
-                                 int64_t{32})
+                                 head_blocks, int64_t{32})
         ->Args({1024, 1, 128, 8, 1})
         ->Args({1024, 2, 128, 8, 1})
         ->UseRealTime();

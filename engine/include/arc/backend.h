@@ -78,6 +78,8 @@ class Backend {
                         int64_t n_ids, float* out) = 0;
   // out[j, :] = x[rows[j], :]; x: [*, d] F32, rows: [n] backend memory.
   virtual void gather(const float* x, const int32_t* rows, int64_t n, int64_t d, float* out) = 0;
+  // The K/V cache's bytes are the backend's: it chooses the layout (kernels::KvLayout) its
+  // kv_store writes and its paged_attention reads, whatever the args' `layout` says.
   virtual void kv_store(const kernels::KvStoreArgs& a) = 0;
   virtual void paged_attention(const kernels::PagedAttentionArgs& a) = 0;
   virtual void moe_route(const kernels::RouterArgs& a) = 0;

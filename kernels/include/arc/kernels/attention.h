@@ -11,9 +11,26 @@
 
 namespace arc::kernels {
 
-// Cache layout, per layer: [n_blocks, block_size, n_kv_head, head_dim] in kv_type (F16 or F32;
-// 8-bit later). A sequence's logical position p lives in block block_table[p / block_size],
-// row p % block_size.
+// How a layer's K and V pools are laid out. A sequence's logical position p lives in block
+// block_table[p / block_size], row p % block_size; its slot is block * block_size + row. The cache
+// is opaque to the engine: a backend's kv_store writes the layout its paged_attention reads.
+enum class KvLayout : uint8_t {
+  // K and V: [n_blocks, block_size, n_kv_head, head_dim] (a slot's heads side by side). Any
+  // kv_type. The CUDA kernels' layout.
+  kTokenRows,
+  // K: [n_blocks, n_kv_head, head_dim, block_size]; V: [n_blocks, n_kv_head, block_size,
+  // head_dim]. F16 and F32 only. The CPU backend's layout: a block of one kv head is two
+  // contiguous runs, and a dimension's keys sit side by side, so the scores of 16 keys are 16-lane
+  // multiply-adds over head_dim with no horizontal sum per key.
+  kHeadBlocks,
+};
+
+// Whether a cache of kv_type can use the layout (kHeadBlocks: F16 and F32).
+inline bool kv_layout_supports(KvLayout layout, DType kv_type) {
+  return layout == KvLayout::kTokenRows || kv_type == DType::F16 || kv_type == DType::F32;
+}
+
+// Cache: per layer, K and V pools in kv_type (F16, F32 or Q8_0) laid out as `layout` says.
 struct PagedAttentionArgs {
   const float* q = nullptr;  // [n_tokens, n_head, head_dim]
   float* out = nullptr;      // [n_tokens, n_head, head_dim]
@@ -24,6 +41,7 @@ struct PagedAttentionArgs {
   const void* k_cache = nullptr;
   const void* v_cache = nullptr;
   DType kv_type = DType::F16;
+  KvLayout layout = KvLayout::kTokenRows;
   int64_t block_size = 16;
   const int32_t* token_seq = nullptr;     // [n_tokens] row of block_tables for each token
   const int32_t* token_pos = nullptr;     // [n_tokens] absolute position of each token
@@ -34,14 +52,17 @@ struct PagedAttentionArgs {
 };
 void paged_attention(const PagedAttentionArgs& args, Parallel* pool);
 
-// Writes K and V of n_tokens into their cache slots (slot = block * block_size + row).
+// Writes K and V of n_tokens into their cache slots (slot = block * block_size + row) in
+// `layout`.
 struct KvStoreArgs {
   const float* k = nullptr;  // [n_tokens, n_kv_head, head_dim]
   const float* v = nullptr;  // [n_tokens, n_kv_head, head_dim]
   void* k_cache = nullptr;
   void* v_cache = nullptr;
   DType kv_type = DType::F16;
-  const int32_t* slots = nullptr;  // [n_tokens]
+  KvLayout layout = KvLayout::kTokenRows;
+  int64_t block_size = 16;         // kHeadBlocks only (kTokenRows slots need no block size)
+  const int32_t* slots = nullptr;  // [n_tokens], -1: padding, nothing stored
   int64_t n_tokens = 0;
   int64_t n_kv_head = 0;
   int64_t head_dim = 0;
