@@ -151,7 +151,10 @@ void to_fp16(const float* src, uint16_t* dst, int64_t n) {
 }
 
 // kHeadBlocks: V rows as in kTokenRows but numbered head-major within a block; a key's values go
-// block_size apart, into the lane of its row.
+// block_size apart, into the lane of its row. A key touches a cache line per dimension or two,
+// and those misses cost most of the time (0.8 us for a decode token of 4 kv heads of 64 against
+// 0.2 us in kTokenRows, bench_ops kv_store_decode_f16; asking for the lines first with prefetchw
+// gained nothing). The attention that follows then finds them in cache.
 void kv_store_head_blocks(const KvStoreArgs& a) {
   const int64_t d = a.head_dim, bs = a.block_size;
   std::vector<uint16_t> h(a.kv_type == DType::F16 ? d : 0);

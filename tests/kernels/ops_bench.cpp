@@ -128,7 +128,51 @@ void bm_attention(benchmark::State& st, k::OpsIsa isa, DType kv_type, k::KvLayou
   st.SetBytesProcessed(st.iterations() * n_tokens * 2 * ctx * n_kv * static_cast<int64_t>(rb));
 }
 
+// One decode token's K and V stored per iteration, each into the next of 64 layers' caches (cold,
+// as in a decode step). Args: KV heads, head_dim.
+void bm_kv_store(benchmark::State& st, DType kv_type, k::KvLayout layout) {
+  const int64_t n_kv = st.range(0), d = st.range(1), bs = 16, layers = 64, blocks = 64;
+  const size_t layer_bytes = blocks * bs * n_kv * d * (kv_type == DType::F16 ? 2 : 4);
+  auto kc = arc::HostMemory::allocate(layer_bytes * layers);
+  auto vc = arc::HostMemory::allocate(layer_bytes * layers);
+  if (!kc.ok() || !vc.ok()) {
+    st.SkipWithError("cannot allocate the K/V cache");
+    return;
+  }
+  std::memset(kc->data(), 0, layer_bytes * layers);  // pages faulted in before the timing
+  std::memset(vc->data(), 0, layer_bytes * layers);
+  const auto kx = random_vec(n_kv * d), vx = random_vec(n_kv * d);
+  int32_t slot = 0;
+  k::KvStoreArgs a;
+  a.k = kx.data();
+  a.v = vx.data();
+  a.kv_type = kv_type;
+  a.layout = layout;
+  a.block_size = bs;
+  a.slots = &slot;
+  a.n_tokens = 1;
+  a.n_kv_head = n_kv;
+  a.head_dim = d;
+  int64_t i = 0;
+  for (auto _ : st) {
+    const int64_t layer = i % layers;
+    slot = static_cast<int32_t>((i / layers * 37 + 5) % (blocks * bs));
+    a.k_cache = kc->data() + layer * layer_bytes;
+    a.v_cache = vc->data() + layer * layer_bytes;
+    k::kv_store(a);
+    ++i;
+  }
+}
+
 void register_all() {
+  benchmark::RegisterBenchmark("kv_store_decode_f16/head_blocks", bm_kv_store, DType::F16,
+                               k::KvLayout::kHeadBlocks)
+      ->Args({4, 64})
+      ->Args({8, 128});
+  benchmark::RegisterBenchmark("kv_store_decode_f16/token_rows", bm_kv_store, DType::F16,
+                               k::KvLayout::kTokenRows)
+      ->Args({4, 64})
+      ->Args({8, 128});
   for (k::OpsIsa isa : k::ops_isas_available()) {
     const std::string n(k::ops_isa_name(isa));
     benchmark::RegisterBenchmark(("rms_norm/" + n).c_str(), bm_rms_norm, isa)->Arg(4096);
