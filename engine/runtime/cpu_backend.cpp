@@ -1,10 +1,12 @@
 // The CPU backend: memory is host memory, ops run on the calling thread with a thread pool as soon
 // as they are enqueued. Weights are either copied from the file into huge-page memory
 // (CpuWeights::kCopy, arc/host_memory.h says why) or read in place from the file mapping.
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
 #include <new>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -72,12 +74,14 @@ class CpuBackend : public Backend {
     });
   }
   void rope(const kernels::RopeArgs& a) override {
+    const float* cs = rope_angles(a);
+    if (cs == nullptr) return;  // unusable rot_dim: nothing rotated, as kernels::rope
+    const int64_t per_token = kernels::rope_table_size(a) / std::max<int64_t>(1, a.n_tokens);
     kernels::parallel_for(&pool_, a.n_tokens, 8, [&](int64_t b, int64_t e) {
       kernels::RopeArgs part = a;
       part.x = a.x + b * a.n_heads * a.head_dim;
-      part.pos = a.pos + b;
       part.n_tokens = e - b;
-      kernels::rope(part);
+      kernels::rope_rotate(part, cs + b * per_token);
     });
   }
   void add(const float* a, const float* b, float* y, int64_t n) override {
@@ -172,8 +176,41 @@ class CpuBackend : public Backend {
   void fail(std::string m) {
     if (error_.ok()) error_ = internal_error(std::move(m));
   }
+  // The angles of a's positions: the last ones again when a rotates the same positions the same
+  // way (a step's Q and K in every layer share them: one double-precision pow, cos and sin per
+  // pair and token per step instead of per call), else computed on the pool. Null when a is
+  // unusable.
+  const float* rope_angles(const kernels::RopeArgs& a) {
+    const int64_t size = kernels::rope_table_size(a);
+    if (size == 0 || a.pos == nullptr) return nullptr;
+    const std::span<const int32_t> pos(a.pos, static_cast<size_t>(a.n_tokens));
+    const std::span<const float> ff(
+        a.freq_factors, a.freq_factors ? static_cast<size_t>(size / a.n_tokens / 2) : 0);
+    if (rope_cs_.size() == static_cast<size_t>(size) && kernels::rope_same_angles(rope_key_, a) &&
+        std::equal(pos.begin(), pos.end(), rope_pos_.begin(), rope_pos_.end()) &&
+        std::equal(ff.begin(), ff.end(), rope_ff_.begin(), rope_ff_.end())) {
+      return rope_cs_.data();
+    }
+    rope_cs_.resize(size);
+    const int64_t per_token = size / a.n_tokens;
+    kernels::parallel_for(&pool_, a.n_tokens, 8, [&](int64_t b, int64_t e) {
+      kernels::RopeArgs part = a;
+      part.pos = a.pos + b;
+      part.n_tokens = e - b;
+      kernels::rope_angles(part, rope_cs_.data() + b * per_token);
+    });
+    rope_key_ = a;
+    rope_pos_.assign(pos.begin(), pos.end());
+    rope_ff_.assign(ff.begin(), ff.end());
+    return rope_cs_.data();
+  }
+
   kernels::Workspace ws_;  // kernels' scratch, reused across steps
   Status error_;
+  kernels::RopeArgs rope_key_;     // what rope_cs_ was computed for (with rope_pos_)
+  std::vector<int32_t> rope_pos_;  // [n_tokens]
+  std::vector<float> rope_ff_;     // [rot / 2] freq_factors, or empty
+  std::vector<float> rope_cs_;     // [n_tokens, rot / 2, 2]
 };
 
 // Weights streamed from the file into huge-page host memory (the loader finds WeightStreamer and

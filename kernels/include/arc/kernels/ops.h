@@ -38,6 +38,16 @@ struct RopeArgs {
   int64_t n_ctx_orig = 0;  // YaRN: original training context
 };
 void rope(const RopeArgs& args);
+// rope() in two steps, for callers that rotate several tensors at the same positions (a
+// decode step's Q and K in every layer): the angles of the n_tokens positions,
+// cs: [n_tokens, rot / 2, 2] (cos, sin) times the magnitude, then the rotation by them.
+int64_t rope_table_size(const RopeArgs& args);  // floats of cs; 0: args unusable
+void rope_angles(const RopeArgs& args, float* cs);
+void rope_rotate(const RopeArgs& args, const float* cs);
+// Whether a and b rotate a position by the same angles, as far as their scalar fields tell
+// (every field but x, n_tokens, n_heads, pos and freq_factors: the positions and the factors'
+// values are the caller's to compare).
+bool rope_same_angles(const RopeArgs& a, const RopeArgs& b);
 
 void softmax_rows(float* x, int64_t n_rows, int64_t n);  // in place, [n_rows, n]
 void silu(const float* x, float* y, int64_t n);
