@@ -380,19 +380,26 @@ void register_all() {
         ->UseRealTime();
   }
   // Decode-sized matrices (the 1 GB bench model's attention projections: QKV 1536 x 1024 and
-  // output 1024 x 1024), still streamed from DRAM: what a per-op start costs next to Matvec.
+  // output 1024 x 1024, in the file's and the engine's layout; its F32 router, 64 x 1024), still
+  // streamed from DRAM: what a per-op start costs next to Matvec.
+  std::vector<std::pair<DType, int64_t>> small = {{DType::F32, 64}};
   for (DType t : {DType::Q4_K, DType::Q8_0}) {
-    for (int64_t n_out : {int64_t{1536}, int64_t{1024}}) {
-      const std::string name =
-          "MatvecSmall/" + std::string(arc::dtype_name(t)) + "/" + std::to_string(n_out) + "x1024";
-      benchmark::RegisterBenchmark(name.c_str(),
-                                   [t, best, n_out](benchmark::State& s) {
-                                     run_matmul(s, t, best, n_out, 1024, 1, kMinBytes);
-                                   })
-          ->Unit(benchmark::kMicrosecond)
-          ->MinTime(1.0)
-          ->UseRealTime();
+    std::vector<DType> layouts = {t};
+    if (engine_layout(t) != t) layouts.push_back(engine_layout(t));
+    for (DType l : layouts) {
+      for (int64_t n_out : {int64_t{1536}, int64_t{1024}}) small.push_back({l, n_out});
     }
+  }
+  for (const auto& [t, n_out] : small) {
+    const std::string name =
+        "MatvecSmall/" + std::string(arc::dtype_name(t)) + "/" + std::to_string(n_out) + "x1024";
+    benchmark::RegisterBenchmark(name.c_str(),
+                                 [t, best, n_out](benchmark::State& s) {
+                                   run_matmul(s, t, best, n_out, 1024, 1, kMinBytes);
+                                 })
+        ->Unit(benchmark::kMicrosecond)
+        ->MinTime(1.0)
+        ->UseRealTime();
   }
   // The lower x86 levels for comparison.
   const bool x86_512 = cpu::has_avx512(best);
