@@ -120,6 +120,7 @@ bool matmul_at(IsaLevel level, const MatmulArgs& a, Parallel* pool, Workspace* w
   RowsArgs r;
   r.w = static_cast<const uint8_t*>(a.w);
   r.w_row_bytes = a.w_row_bytes != 0 ? a.w_row_bytes : static_cast<size_t>(*row_bytes);
+  r.w_end = r.w + r.w_row_bytes * static_cast<size_t>(a.n_out);
   r.n_in = a.n_in;
   r.n_tokens = a.n_tokens;
   r.y = a.y;

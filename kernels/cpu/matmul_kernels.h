@@ -28,6 +28,10 @@ enum class ActFormat { kF32, kQ8_0, kQ8_K };
 struct RowsArgs {
   const uint8_t* w = nullptr;  // [n_out] rows of w_row_bytes
   size_t w_row_bytes = 0;
+  // The end of the matrix's bytes (null: unknown). Decode runs a thread's rows as several short
+  // ranges; a kernel that prefetches ahead may run on past its range up to here, so the next
+  // range does not start cold.
+  const uint8_t* w_end = nullptr;
   int64_t n_in = 0;
   const uint8_t* xa = nullptr;  // [n_tokens] rows of xa_stride bytes
   size_t xa_stride = 0;

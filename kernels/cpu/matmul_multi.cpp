@@ -72,6 +72,7 @@ bool matmul_multi_at(IsaLevel level, std::span<const MatmulArgs> args, Parallel*
     RowsArgs& ra = r[m];
     ra.w = static_cast<const uint8_t*>(a.w);
     ra.w_row_bytes = a.w_row_bytes != 0 ? a.w_row_bytes : static_cast<size_t>(*row_bytes);
+    ra.w_end = ra.w + ra.w_row_bytes * static_cast<size_t>(a.n_out);
     ra.n_in = a.n_in;
     ra.n_tokens = a.n_tokens;
     ra.xa = act[f];

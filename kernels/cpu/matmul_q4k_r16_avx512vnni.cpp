@@ -41,7 +41,7 @@ inline __m512i lane_u8(__m512i v) {
 }
 
 // y[t][0..15] for the 16 rows of one group (w: [nb][2304]) against NT tokens' Q8_K rows x[t]
-// ([nb] blocks each). pf_end: where prefetching stops (the end of the caller's range).
+// ([nb] blocks each). pf_end: where prefetching stops (rows_by_group).
 template <int NT>
 inline void group_dot(const uint8_t* w, int64_t nb, const BlockQ8K* const* x, const uint8_t* pf_end,
                       __m512* y) {

@@ -95,6 +95,7 @@ inline RowsArgs expert_rows(const void* w, size_t expert_stride, size_t row_byte
   r.y_stride = y_stride;
   r.w = static_cast<const uint8_t*>(w) + static_cast<size_t>(gr.expert) * expert_stride;
   r.w_row_bytes = row_bytes;
+  r.w_end = r.w + expert_stride;  // this expert's matrix ends where the next one starts
   r.xa = x.rows + gr.begin * x.stride;
   r.xa_stride = x.stride;
   r.y = y + gr.begin * y_stride;
