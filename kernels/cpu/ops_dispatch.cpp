@@ -157,7 +157,8 @@ void to_fp16(const float* src, uint16_t* dst, int64_t n) {
 // gained nothing). The attention that follows then finds them in cache.
 void kv_store_head_blocks(const KvStoreArgs& a) {
   const int64_t d = a.head_dim, bs = a.block_size;
-  std::vector<uint16_t> h(a.kv_type == DType::F16 ? d : 0);
+  constexpr int64_t kChunk = 64;  // K values converted at a time (no allocation per call)
+  uint16_t h[kChunk];
   for (int64_t t = 0; t < a.n_tokens; ++t) {
     if (a.slots[t] < 0) continue;  // padding token: nothing to store
     const int64_t slot = a.slots[t];
@@ -168,9 +169,12 @@ void kv_store_head_blocks(const KvStoreArgs& a) {
       const int64_t k0 = detail::kv_head_blocks_key_index(slot, g, 0, a.n_kv_head, d, bs);
       if (a.kv_type == DType::F16) {
         to_fp16(v, static_cast<uint16_t*>(a.v_cache) + row * d, d);
-        to_fp16(k, h.data(), d);
         uint16_t* kc = static_cast<uint16_t*>(a.k_cache) + k0;
-        for (int64_t c = 0; c < d; ++c) kc[c * bs] = h[c];
+        for (int64_t c0 = 0; c0 < d; c0 += kChunk) {
+          const int64_t n = std::min(kChunk, d - c0);
+          to_fp16(k + c0, h, n);
+          for (int64_t c = 0; c < n; ++c) kc[(c0 + c) * bs] = h[c];
+        }
       } else {
         std::copy(v, v + d, static_cast<float*>(a.v_cache) + row * d);
         float* kc = static_cast<float*>(a.k_cache) + k0;
