@@ -189,7 +189,8 @@ void register_all() {
           ->Args({4096, 2, 128, 8, 1})
           ->Args({576, 1, 64, 4, 1})  // the 1 GB bench model's layer at bench -p 512 -n 128
           ->Args({576, 2, 64, 4, 1})
-          ->Args({576, 2, 64, 4, 64})  // the same, K/V from memory (64 layers, 37 MB)
+          ->Args({576, 2, 64, 4, 64})   // the same, 64 layers (37 MB: partly in L3)
+          ->Args({576, 2, 64, 4, 512})  // the same, 512 layers (300 MB): K/V from DRAM
           ->UseRealTime();
     }
     benchmark::RegisterBenchmark(("attn_prefill32_f16/" + n).c_str(), bm_attention, isa, DType::F16,
