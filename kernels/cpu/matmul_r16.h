@@ -28,7 +28,7 @@ inline void store_group_rows(const RowsArgs& a, int64_t t, int64_t g0, int64_t r
 // Rows [o0, o1) of an interleaved matrix (group_bytes per group of 16 rows) for every token.
 // dot(w, t, std::integral_constant<int, NT>, pf_end, y) computes tokens t .. t + NT - 1 against
 // the group at w into y[NT] (NT = 2 while two tokens are left, so prefill pairs share the weight
-// loads and unpacking, then 1); pf_end is where prefetching stops. Ranges may start
+// loads and unpacking, then 1); pf_end is where a kernel that prefetches stops. Ranges may start
 // or end inside a group: its other rows are computed and dropped (callers split at groups).
 template <class Dot>
 inline void rows_by_group(const RowsArgs& a, int64_t o0, int64_t o1, size_t group_bytes,
