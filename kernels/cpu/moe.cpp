@@ -19,26 +19,39 @@
 namespace arc::kernels {
 
 void moe_route(const RouterArgs& a) {
-  std::vector<float> prob(static_cast<size_t>(a.n_expert));    // [n_expert]
-  std::vector<float> select(static_cast<size_t>(a.n_expert));  // [n_expert]
-  std::vector<int32_t> order(static_cast<size_t>(a.n_expert));
+  // Scratch on the stack for every expert count in use (up to 512): a decode step routes once
+  // per layer, and three heap vectors per call were half of this op's time.
+  constexpr int64_t kStackExperts = 512;
+  float stack_prob[kStackExperts], stack_select[kStackExperts];
+  int32_t stack_order[kStackExperts];
+  std::vector<float> heap_f;
+  std::vector<int32_t> heap_i;
+  float* prob = stack_prob;      // [n_expert]
+  float* select = stack_select;  // [n_expert]
+  int32_t* order = stack_order;  // [n_expert]
+  if (a.n_expert > kStackExperts) {
+    heap_f.resize(static_cast<size_t>(2 * a.n_expert));
+    heap_i.resize(static_cast<size_t>(a.n_expert));
+    prob = heap_f.data();
+    select = prob + a.n_expert;
+    order = heap_i.data();
+  }
   const int64_t k = std::min(a.k, a.n_expert);
   for (int64_t t = 0; t < a.n_tokens; ++t) {
     const float* logit = a.logits + t * a.n_expert;  // [n_expert]
     if (a.scoring == RouterScoring::kSoftmax) {
-      float mx = -INFINITY;
-      for (int64_t e = 0; e < a.n_expert; ++e) mx = std::max(mx, logit[e]);
-      float sum = 0;
-      for (int64_t e = 0; e < a.n_expert; ++e) sum += prob[e] = std::exp(logit[e] - mx);
-      for (int64_t e = 0; e < a.n_expert; ++e) select[e] = prob[e] /= sum;
+      // The vector softmax of ops.h: a libm exp per expert was most of this op's time.
+      std::copy(logit, logit + a.n_expert, prob);
+      softmax_rows(prob, 1, a.n_expert);
+      std::copy(prob, prob + a.n_expert, select);
     } else {
       for (int64_t e = 0; e < a.n_expert; ++e) {
         prob[e] = 1.0f / (1.0f + std::exp(-logit[e]));
         select[e] = prob[e] + (a.bias ? a.bias[e] : 0.0f);
       }
     }
-    std::iota(order.begin(), order.end(), 0);
-    std::partial_sort(order.begin(), order.begin() + k, order.end(), [&](int32_t x, int32_t y) {
+    std::iota(order, order + a.n_expert, 0);
+    std::partial_sort(order, order + k, order + a.n_expert, [&](int32_t x, int32_t y) {
       return select[x] > select[y] || (select[x] == select[y] && x < y);
     });
     float wsum = 0;
@@ -307,9 +320,11 @@ bool moe_ffn_at(IsaLevel level, const MoeFfnArgs& a, Parallel* pool, Workspace* 
           if (p > prev && (slot < 0 || p < pos_of[slot])) slot = t * a.k + jj;
         }
         prev = pos_of[slot];
-        const float w = a.weights[slot];
-        const float* o = out + prev * n_embd;
-        for (int64_t i = 0; i < n_embd; ++i) y[i] += w * o[i];
+        // out is this call's scratch: scaled in place, then added, with the best vector ops
+        // (this file is built for the baseline ISA; the same products and sums as y += w * o).
+        float* o = out + prev * n_embd;
+        kernels::scale(o, a.weights[slot], n_embd);
+        kernels::add(y, o, y, n_embd);
       }
     }
   });
