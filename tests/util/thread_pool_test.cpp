@@ -113,6 +113,37 @@ TEST(ThreadPool, SharesCoverEveryIndexOnceInStepsAtMost) {
   }
 }
 
+// A share's last claims shrink (half of what is left once two steps or fewer remain), so the
+// range that runs a share's last index is a single index: no thread waits at a loop's end on
+// another's last whole step. Whoever owns the end of [0, n) when it is claimed, that range is
+// claimed by a front-walk with one index left.
+TEST(ThreadPool, SharesEndInSingleIndexClaims) {
+  for (int threads : {2, 3}) {
+    ThreadPool pool(threads);
+    for (int rep = 0; rep < 20; ++rep) {
+      const int64_t n = 64 * threads, step = 8;
+      std::mutex mu;
+      std::vector<std::pair<int64_t, int64_t>> ranges;
+      pool.for_shares(n, step, [&](int64_t b, int64_t e) {
+        std::lock_guard<std::mutex> lock(mu);
+        ranges.push_back({b, e});
+      });
+      std::sort(ranges.begin(), ranges.end());
+      ASSERT_FALSE(ranges.empty());
+      EXPECT_EQ(ranges.front(), std::make_pair(int64_t{0}, step))
+          << "a share starts in whole steps";
+      EXPECT_EQ(ranges.back(), std::make_pair(n - 1, n)) << threads << " threads, rep " << rep;
+      int64_t next = 0;
+      for (const auto& [b, e] : ranges) {
+        ASSERT_EQ(b, next);
+        ASSERT_LE(e - b, step);
+        next = e;
+      }
+      EXPECT_EQ(next, n);
+    }
+  }
+}
+
 // A thread that stalls inside its share is relieved: another thread takes the back of that
 // share. The calling thread (share 0) blocks on its first range until some index of its share's
 // second half has been run by another thread, which only a working steal makes happen.

@@ -16,7 +16,8 @@ class Parallel {
   virtual void for_range(int64_t n, int64_t min_chunk,
                          const std::function<void(int64_t, int64_t)>& fn) = 0;
   // The same contract with contiguous per-thread shares: thread i starts on the i-th of
-  // num_threads() equal parts of [0, n) and walks it front to back, `step` indices per fn call;
+  // num_threads() equal parts of [0, n) and walks it front to back, `step` indices per fn call
+  // (fewer near the end of a part, so no thread is left waiting on another's last long range);
   // a thread whose share is done takes the back half of the largest share left. Each thread
   // thus streams one stretch of memory in order (the prefetchers follow it), and a thread that
   // runs slower (a busy sibling hyperthread, a smaller core) is relieved at the end instead of
