@@ -27,7 +27,7 @@ using quant::BlockQ8_0;
 constexpr size_t kGroupBlock = 544;  // one block of 16 rows
 // No software prefetch: this kernel computes fast enough (about 90 GB/s per core from L2) that
 // its loads alone keep the hardware prefetchers ahead. Prefetching 2-16 KiB ahead, in a burst per
-// block or spread over it, made MoE decode 12-25% slower (Zen 5, paired runs of the same expert
+// block or spread over it, made MoE decode 10-26% slower (Zen 5, paired runs of the same expert
 // stream). The slower Q4_K_R16 kernel is the other way round: without its prefetch it is 50%
 // slower.
 

@@ -20,7 +20,7 @@ namespace arc::kernels {
 
 void moe_route(const RouterArgs& a) {
   // Scratch on the stack for every expert count in use (up to 512): a decode step routes once
-  // per layer, and three heap vectors per call were half of this op's time.
+  // per layer, and three heap vectors per call cost about a seventh of this op's time.
   constexpr int64_t kStackExperts = 512;
   float stack_prob[kStackExperts], stack_select[kStackExperts];
   int32_t stack_order[kStackExperts];
@@ -40,7 +40,7 @@ void moe_route(const RouterArgs& a) {
   for (int64_t t = 0; t < a.n_tokens; ++t) {
     const float* logit = a.logits + t * a.n_expert;  // [n_expert]
     if (a.scoring == RouterScoring::kSoftmax) {
-      // The vector softmax of ops.h: a libm exp per expert was most of this op's time.
+      // The vector softmax of ops.h rather than a libm exp per expert.
       std::copy(logit, logit + a.n_expert, prob);
       softmax_rows(prob, 1, a.n_expert);
       std::copy(prob, prob + a.n_expert, select);
@@ -320,8 +320,8 @@ bool moe_ffn_at(IsaLevel level, const MoeFfnArgs& a, Parallel* pool, Workspace* 
           if (p > prev && (slot < 0 || p < pos_of[slot])) slot = t * a.k + jj;
         }
         prev = pos_of[slot];
-        // out is this call's scratch: scaled in place, then added, with the best vector ops
-        // (this file is built for the baseline ISA; the same products and sums as y += w * o).
+        // out is this call's scratch (each slot is read once): scaled in place, then added, with
+        // the best vector ops; this file is built for the baseline ISA.
         float* o = out + prev * n_embd;
         kernels::scale(o, a.weights[slot], n_embd);
         kernels::add(y, o, y, n_embd);
