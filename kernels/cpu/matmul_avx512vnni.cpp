@@ -232,6 +232,8 @@ RowsKernel rows_kernel_avx512vnni(DType t) {
       return {rows_q4k_r16_avx512vnni, ActFormat::kQ8_K};
     case DType::Q8_0_R16:
       return {rows_q80_r16_avx512vnni, ActFormat::kQ8_0};
+    case DType::Q6_K_R16:
+      return {rows_q6k_r16_avx512vnni, ActFormat::kQ8_K};
     default:
       return rows_kernel_avx512(t);
   }

@@ -56,10 +56,11 @@ RowsKernel rows_kernel_avx512(DType w_type);      // defined only on x86-64 buil
 RowsKernel rows_kernel_avx512vnni(DType w_type);  // x86-64 only; kAvx512 kernels where no VNNI one
 RowsKernel rows_kernel_avx512gfni(DType w_type);  // x86-64 only; kAvx512Vnni ones but the K-quants
 RowsKernel rows_kernel_neon(DType w_type);        // defined only on aarch64 builds
-// Q4_K_R16 rows (arc/kernels/repack.h) against Q8_K activations, Q8_0_R16 rows against Q8_0
-// activations; x86-64 only, need VNNI.
+// Q4_K_R16 and Q6_K_R16 rows (arc/kernels/repack.h) against Q8_K activations, Q8_0_R16 rows
+// against Q8_0 activations; x86-64 only, need VNNI.
 void rows_q4k_r16_avx512vnni(const RowsArgs& args, int64_t o0, int64_t o1);
 void rows_q80_r16_avx512vnni(const RowsArgs& args, int64_t o0, int64_t o1);
+void rows_q6k_r16_avx512vnni(const RowsArgs& args, int64_t o0, int64_t o1);
 RowsKernel rows_kernel_neon_dotprod(DType w_type);  // aarch64 only, needs HWCAP_ASIMDDP
 RowsKernel rows_kernel_neon_i8mm(DType w_type);     // aarch64 only, needs HWCAP2_I8MM too
 

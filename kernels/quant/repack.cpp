@@ -1,5 +1,6 @@
-// Q4_K <-> Q4_K_R16 and Q8_0 <-> Q8_0_R16 (arc/kernels/repack.h): a group of 16 rows is gathered
-// into scratch and written back interleaved, so the matrix is rearranged in its own memory.
+// Q4_K <-> Q4_K_R16, Q6_K <-> Q6_K_R16 and Q8_0 <-> Q8_0_R16 (arc/kernels/repack.h): a group of 16
+// rows is gathered into scratch and written back interleaved, so the matrix is rearranged in its
+// own memory.
 #include "arc/kernels/repack.h"
 
 #include <cstddef>
@@ -14,8 +15,10 @@ namespace arc::kernels {
 namespace {
 
 using quant::BlockQ4K;
+using quant::BlockQ6K;
 using quant::BlockQ8_0;
 constexpr size_t kQ4KGroup = kRepackRows * sizeof(BlockQ4K);   // one super-block of 16 rows
+constexpr size_t kQ6KGroup = kRepackRows * sizeof(BlockQ6K);   // one super-block of 16 rows
 constexpr size_t kQ80Group = kRepackRows * sizeof(BlockQ8_0);  // one block of 16 rows
 
 // Copies a field of n bytes between its place in a row-major block and its interleaved place:
@@ -49,6 +52,22 @@ void rearrange(BlockQ4K*, uint8_t* rows, uint8_t* g, int64_t nb) {
         move<Pack>(w + offsetof(BlockQ4K, scales) + k, o + 64 + 16 * k + r, 1);
       for (int c = 0; c < 32; ++c)
         move<Pack>(w + offsetof(BlockQ4K, qs) + 4 * c, o + 256 + 64 * c + 4 * r, 4);
+    }
+  }
+}
+template <bool Pack>
+void rearrange(BlockQ6K*, uint8_t* rows, uint8_t* g, int64_t nb) {
+  for (int64_t b = 0; b < nb; ++b) {
+    uint8_t* o = g + static_cast<size_t>(b) * kQ6KGroup;
+    for (int r = 0; r < kRepackRows; ++r) {
+      uint8_t* w = rows + static_cast<size_t>(r * nb + b) * sizeof(BlockQ6K);
+      move<Pack>(w + offsetof(BlockQ6K, d), o + 2 * r, 2);
+      for (int j = 0; j < 16; ++j)
+        move<Pack>(w + offsetof(BlockQ6K, scales) + j, o + 32 + 32 * (j / 2) + 2 * r + j % 2, 1);
+      for (int c = 0; c < 32; ++c)
+        move<Pack>(w + offsetof(BlockQ6K, ql) + 4 * c, o + 288 + 64 * c + 4 * r, 4);
+      for (int c = 0; c < 16; ++c)
+        move<Pack>(w + offsetof(BlockQ6K, qh) + 4 * c, o + 2336 + 64 * c + 4 * r, 4);
     }
   }
 }
@@ -99,17 +118,27 @@ bool has_r16_kernel() {
 }  // namespace
 
 std::optional<DType> repacked_type(DType t, int64_t n_rows, int64_t n_in) {
-  if ((t != DType::Q4_K && t != DType::Q8_0) || n_rows <= 0 || n_rows % kRepackRows != 0 ||
-      !dtype_row_bytes(t, static_cast<uint64_t>(n_in)) || n_in <= 0 || !has_r16_kernel()) {
+  if ((t != DType::Q4_K && t != DType::Q6_K && t != DType::Q8_0) || n_rows <= 0 ||
+      n_rows % kRepackRows != 0 || !dtype_row_bytes(t, static_cast<uint64_t>(n_in)) || n_in <= 0 ||
+      !has_r16_kernel()) {
     return std::nullopt;
   }
-  return t == DType::Q4_K ? DType::Q4_K_R16 : DType::Q8_0_R16;
+  switch (t) {
+    case DType::Q4_K:
+      return DType::Q4_K_R16;
+    case DType::Q6_K:
+      return DType::Q6_K_R16;
+    default:
+      return DType::Q8_0_R16;
+  }
 }
 
 DType row_major_type(DType t) {
   switch (t) {
     case DType::Q4_K_R16:
       return DType::Q4_K;
+    case DType::Q6_K_R16:
+      return DType::Q6_K;
     case DType::Q8_0_R16:
       return DType::Q8_0;
     default:
@@ -125,10 +154,15 @@ bool repack_rows(DType from, DType to, void* w, int64_t n_rows, int64_t n_in, Pa
     return false;
   }
   auto* p = static_cast<uint8_t*>(w);
-  if (row_major_type(pack ? to : from) == DType::Q4_K) {
-    each_group<BlockQ4K>(p, n_rows, n_in / quant::kQKK, pack, pool);
-  } else {
-    each_group<BlockQ8_0>(p, n_rows, n_in / quant::kQK, pack, pool);
+  switch (row_major_type(pack ? to : from)) {
+    case DType::Q4_K:
+      each_group<BlockQ4K>(p, n_rows, n_in / quant::kQKK, pack, pool);
+      break;
+    case DType::Q6_K:
+      each_group<BlockQ6K>(p, n_rows, n_in / quant::kQKK, pack, pool);
+      break;
+    default:
+      each_group<BlockQ8_0>(p, n_rows, n_in / quant::kQK, pack, pool);
   }
   return true;
 }

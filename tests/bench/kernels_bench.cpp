@@ -141,8 +141,8 @@ struct Weights {
   int copies = 1;
   DType type = DType::F32;  // t, or the layout the engine rearranges t into (arc/kernels/repack.h)
 };
-// A type given as Q4_K_R16 / Q8_0_R16 is quantized as its file type and rearranged, as the CPU
-// backend does at load (n_out a multiple of 16).
+// A type given as an _R16 layout (Q4_K_R16, ...) is quantized as its file type and rearranged, as
+// the CPU backend does at load (n_out a multiple of 16).
 Weights make_weights(DType t, int64_t n_out, int64_t n_in, size_t min_total) {
   Weights w;
   w.type = t;
@@ -334,15 +334,16 @@ void register_all() {
       ->Iterations(1)
       ->Unit(benchmark::kMillisecond);
   // The expert formats of a Q4_K_M file (Q6_K down in some layers) and of a Q8_0 file, in the
-  // layouts the CPU backend gives them here (Q4_K_R16 / Q8_0_R16 where the CPU has the kernels).
+  // layouts the CPU backend gives them here (the *_R16 layouts where the CPU has the kernels).
   auto engine_layout = [](DType t) {
     return arc::kernels::repacked_type(t, 512, 1024).value_or(t);
   };
   std::vector<std::pair<DType, DType>> moe_types = {
       {DType::Q4_K, DType::Q6_K}, {DType::Q4_K, DType::Q4_K}, {DType::Q8_0, DType::Q8_0}};
   if (engine_layout(DType::Q4_K) != DType::Q4_K) {
-    const DType q4 = engine_layout(DType::Q4_K), q8 = engine_layout(DType::Q8_0);
-    moe_types.insert(moe_types.end(), {{q4, DType::Q6_K}, {q4, q4}, {q8, q8}});
+    const DType q4 = engine_layout(DType::Q4_K), q6 = engine_layout(DType::Q6_K),
+                q8 = engine_layout(DType::Q8_0);
+    moe_types.insert(moe_types.end(), {{q4, q6}, {q4, q4}, {q8, q8}});
   }
   for (const auto& [gate_up, down] : moe_types) {
     const std::string name = "MoeDecode/gate_up:" + std::string(arc::dtype_name(gate_up)) +
@@ -364,7 +365,7 @@ void register_all() {
   std::vector<DType> matvec_types = {DType::Q4_K, DType::Q5_K,  DType::Q6_K, DType::Q8_0,
                                      DType::Q4_0, DType::MXFP4, DType::F16,  DType::BF16};
   std::vector<DType> l2_types = {DType::Q4_K, DType::Q5_K, DType::Q6_K, DType::Q8_0, DType::Q4_0};
-  for (DType t : {DType::Q4_K, DType::Q8_0}) {
+  for (DType t : {DType::Q4_K, DType::Q6_K, DType::Q8_0}) {
     if (engine_layout(t) != t) {
       matvec_types.push_back(engine_layout(t));
       l2_types.push_back(engine_layout(t));

@@ -1,4 +1,4 @@
-// Q4_K_R16 and Q8_0_R16 (arc/kernels/repack.h): the rearrangement is lossless, and the
+// Q4_K_R16, Q6_K_R16 and Q8_0_R16 (arc/kernels/repack.h): the rearrangement is lossless, and the
 // interleaved kernels match ref::matmul on the row-major weights, whatever the thread count, token
 // grouping or row range, and inside the fused MoE loops.
 #include <gtest/gtest.h>
@@ -24,8 +24,8 @@ using testing::quantize_matrix;
 using testing::random_floats;
 
 // The file types with an interleaved layout, and that layout.
-constexpr std::pair<DType, DType> kLayouts[] = {{DType::Q4_K, DType::Q4_K_R16},
-                                                {DType::Q8_0, DType::Q8_0_R16}};
+constexpr std::pair<DType, DType> kLayouts[] = {
+    {DType::Q4_K, DType::Q4_K_R16}, {DType::Q6_K, DType::Q6_K_R16}, {DType::Q8_0, DType::Q8_0_R16}};
 
 // Row-major [n_out, n_in] in `t` and the same matrix interleaved as `r16`.
 struct Pair {
@@ -44,16 +44,15 @@ Pair make_pair(DType t, DType r16, int64_t n_out, int64_t n_in, uint32_t seed) {
 std::vector<IsaLevel> r16_levels() {
   std::vector<IsaLevel> out;
   for (IsaLevel l : cpu::available_isas()) {
-    if (cpu::rows_kernel_at(l, DType::Q4_K_R16).fn != nullptr &&
-        cpu::rows_kernel_at(l, DType::Q8_0_R16).fn != nullptr) {
-      out.push_back(l);
-    }
+    bool all = true;
+    for (const auto& [t, r16] : kLayouts) all = all && cpu::rows_kernel_at(l, r16).fn != nullptr;
+    if (all) out.push_back(l);
   }
   return out;
 }
 // The activation blocks the kernel for file type t quantizes to.
 DType act_type(DType t) {
-  return t == DType::Q4_K ? DType::Q8_K : DType::Q8_0;
+  return t == DType::Q8_0 ? DType::Q8_0 : DType::Q8_K;
 }
 constexpr const char* kNoKernel = "no interleaved kernels on this CPU (need AVX-512 VNNI)";
 
@@ -79,10 +78,10 @@ TEST(Repack, RoundTripsAndRefusesWhatItCannotRearrange) {
     std::vector<uint8_t> back = p.r16;
     ASSERT_TRUE(repack_rows(r16, t, back.data(), n_out, n_in));
     EXPECT_EQ(p.rows, back);
-    // Group 1 holds rows 16..31 only: the first row's d sits at the group's first bytes.
-    const size_t row = *dtype_row_bytes(t, n_in);
-    // (d leads both block formats.)
-    EXPECT_EQ(0, std::memcmp(p.r16.data() + 16 * row, p.rows.data() + 16 * row, 2));
+    // Group 1 holds rows 16..31 only: the first row's d sits at the group's first bytes (d
+    // leads the Q4_K and Q8_0 blocks and ends the 210-byte Q6_K block).
+    const size_t row = *dtype_row_bytes(t, n_in), d_at = t == DType::Q6_K ? 208 : 0;
+    EXPECT_EQ(0, std::memcmp(p.r16.data() + 16 * row, p.rows.data() + 16 * row + d_at, 2));
     EXPECT_FALSE(repack_rows(t, r16, back.data(), 40, n_in));  // 40 % 16
     EXPECT_FALSE(repack_rows(t, r16, back.data(), 16, 100));
     EXPECT_FALSE(repacked_type(t, 40, 256).has_value());
@@ -95,7 +94,7 @@ TEST(Repack, RoundTripsAndRefusesWhatItCannotRearrange) {
   std::vector<uint8_t> buf(16 * 144);
   EXPECT_FALSE(repack_rows(DType::Q8_0, DType::Q4_K_R16, buf.data(), 16, 256));
   EXPECT_FALSE(repack_rows(DType::Q4_K, DType::Q4_K, buf.data(), 16, 256));
-  EXPECT_FALSE(repacked_type(DType::Q6_K, 64, 256).has_value());
+  EXPECT_FALSE(repacked_type(DType::Q5_K, 64, 256).has_value());
 }
 
 // Activations on the activation grid (Q8_K / Q8_0): the kernels' integer sums are exact, so they
@@ -178,7 +177,7 @@ TEST(Repack, R16ResultsDoNotDependOnSplits) {
 
       // Row ranges through the kernel itself, on quantized activations.
       const cpu::RowsKernel k = cpu::rows_kernel_at(level, r16);
-      ASSERT_EQ(k.act, ft == DType::Q4_K ? cpu::ActFormat::kQ8_K : cpu::ActFormat::kQ8_0);
+      ASSERT_EQ(k.act, ft == DType::Q8_0 ? cpu::ActFormat::kQ8_0 : cpu::ActFormat::kQ8_K);
       std::vector<uint8_t> xq(*dtype_row_bytes(act_type(ft), n_in) * n_tok);
       for (int64_t t = 0; t < n_tok; ++t) {
         quantize_row(act_type(ft), x.data() + t * n_in, xq.data() + t * xq.size() / n_tok, n_in);

@@ -21,6 +21,13 @@
 //   [0, 32)       d of rows 0..15 (fp16)
 //   [32, 544)     qs + 128 as unsigned bytes (vpdpbusd's unsigned operand): chunk c (values
 //                 4c..4c+3) of rows 0..15 at 32 + 64c + 4 * row
+//
+// Q6_K_R16, each super-block b of a group in 3360 bytes:
+//   [0, 32)       d of rows 0..15 (fp16)
+//   [32, 288)     scales in pairs: scales 2p, 2p + 1 of rows 0..15 at 32 + 32p + 2 * row (+ 1)
+//   [288, 2336)   ql: 32 chunks of 4 bytes; chunk c of rows 0..15 at 288 + 64c + 4 * row
+//   [2336, 3360)  qh: 16 chunks of 4 bytes; chunk c of rows 0..15 at 2336 + 64c + 4 * row
+// (chunks hold bytes 4c..4c+3 of the row's ql / qh, unchanged).
 #pragma once
 
 #include <cstdint>
@@ -35,13 +42,13 @@ class Parallel;
 constexpr int64_t kRepackRows = 16;
 
 // The layout `t` is rearranged into on this CPU for matrices of n_rows rows of n_in values
-// (n_rows counts the rows of one expert for stacked experts), or nullopt to keep it: Q4_K and
-// Q8_0, with rows a multiple of 16, on CPUs with the kernels (AVX-512 VNNI).
+// (n_rows counts the rows of one expert for stacked experts), or nullopt to keep it: Q4_K, Q6_K
+// and Q8_0, with rows a multiple of 16, on CPUs with the kernels (AVX-512 VNNI).
 std::optional<DType> repacked_type(DType t, int64_t n_rows, int64_t n_in);
 
 // Rearranges n_rows rows (a multiple of 16) of n_in values from `from` into `to` in place,
-// group by group (16 rows of scratch), on `pool` when given. Q4_K <-> Q4_K_R16 and Q8_0 <->
-// Q8_0_R16; false for anything else.
+// group by group (16 rows of scratch), on `pool` when given. Q4_K <-> Q4_K_R16, Q6_K <->
+// Q6_K_R16 and Q8_0 <-> Q8_0_R16; false for anything else.
 bool repack_rows(DType from, DType to, void* w, int64_t n_rows, int64_t n_in,
                  Parallel* pool = nullptr);
 
