@@ -55,6 +55,8 @@ inline void group_dot(const uint8_t* w, int64_t nb, const BlockQ8K* const* x, co
     }
     __m512i isum[NT], osum[NT];  // [token] sum_j sc_j * s_j and sum_j sc_j * bsum_j per row
     for (int t = 0; t < NT; ++t) isum[t] = osum[t] = _mm512_setzero_si512();
+      // Unrolled: GCC 12 otherwise keeps the chunk loop and copies the accumulators around it.
+#pragma GCC unroll 2
     for (int h = 0; h < 2; ++h) {  // values 128h .. 128h + 127, sub-blocks 8h .. 8h + 7
       // Scale pairs: 32-bit lane r of pairs[k] holds sc_{2p}, sc_{2p+1} of row r (p = 4h + k).
       __m512i pairs[4];
@@ -69,11 +71,13 @@ inline void group_dot(const uint8_t* w, int64_t nb, const BlockQ8K* const* x, co
       // Chunks c = 4q .. 4q + 3 complete sub-blocks 8h + q + 2k (k = 0..3), values
       // 128h + 32k + 16q .. + 15; their scales are the even (q = 0) or odd (q = 1) halves of the
       // pairs.
+#pragma GCC unroll 2
       for (int q = 0; q < 2; ++q) {
         __m512i s[NT][4];  // [token][k]
         for (int t = 0; t < NT; ++t) {
           for (int k = 0; k < 4; ++k) s[t][k] = _mm512_setzero_si512();
         }
+#pragma GCC unroll 4
         for (int c = 4 * q; c < 4 * q + 4; ++c) {
           const uint8_t* qh_chunk = w + kQh + 64 * (8 * h + c);
           const uint8_t* ql_a = w + kQl + 64 * (16 * h + c);  // values 128h + 4c (+ 64 high)
