@@ -263,8 +263,8 @@ TEST(WeightStream, CpuBackendCopiesWeightsOutOfTheFile) {
   for (size_t i = 0; i < want.size(); ++i) ASSERT_NEAR(got[i], want[i], tol) << "logit " << i;
 }
 
-// Decode on weights rearranged at load (arc/kernels/repack.h: Q4_K and Q8_0 in groups of 16
-// rows): each step's logits near those of the row-major in-place load, and the same bits for
+// Decode on weights rearranged at load (arc/kernels/repack.h: Q4_K, Q6_K and Q8_0 in groups of
+// 16 rows): each step's logits near those of the row-major in-place load, and the same bits for
 // any thread count and for a sequence decoded alone or beside another.
 TEST(WeightStream, DecodeOnRearrangedWeights) {
   if (!kernels::repacked_type(DType::Q4_K, 64, 256)) {
@@ -291,6 +291,14 @@ TEST(WeightStream, DecodeOnRearrangedWeights) {
     ASSERT_TRUE(in_place.ok() && one.ok() && two.ok());
     ASSERT_TRUE(dtype_is_internal((*one)->layer(0, TensorRole::kFfnUpExps).type));
     ASSERT_TRUE(dtype_is_internal((*one)->layer(0, TensorRole::kAttnQ).type));
+    if (std::string_view(type) == "Q4_K_M") {
+      // The mix keeps Q6_K for the last layer's attn_v and expert down projections: the
+      // Q6_K_R16 kernel runs too.
+      const int64_t last = (*one)->config().n_layer - 1;
+      ASSERT_EQ((*in_place)->layer(last, TensorRole::kFfnDownExps).type, DType::Q6_K);
+      ASSERT_EQ((*one)->layer(last, TensorRole::kFfnDownExps).type, DType::Q6_K_R16);
+      ASSERT_EQ((*one)->layer(last, TensorRole::kAttnV).type, DType::Q6_K_R16);
+    }
 
     constexpr int kSteps = 6;
     const auto want = decode_logits(**in_place, *in_place_be, kSteps, false);
