@@ -133,15 +133,9 @@ inline void group_dot(const uint8_t* w, int64_t nb, const BlockQ8K* const* x, co
 
 void rows_q6k_r16_avx512vnni(const RowsArgs& a, int64_t o0, int64_t o1) {
   const int64_t nb = a.n_in / quant::kQKK;
-  rows_by_group(a, o0, o1, static_cast<size_t>(nb) * kGroupBlock,
-                [&](const uint8_t* w, int64_t t, auto nt, const uint8_t* pf_end, __m512* y) {
-                  constexpr int NT = decltype(nt)::value;
-                  const BlockQ8K* x[NT];
-                  for (int i = 0; i < NT; ++i) {
-                    x[i] = reinterpret_cast<const BlockQ8K*>(a.xa + (t + i) * a.xa_stride);
-                  }
-                  group_dot<NT>(w, nb, x, pf_end, y);
-                });
+  rows_by_group_q8k(a, o0, o1, kGroupBlock,
+                    [&](const uint8_t* w, const BlockQ8K* const* x, auto nt, const uint8_t* pf_end,
+                        __m512* y) { group_dot<decltype(nt)::value>(w, nb, x, pf_end, y); });
 }
 
 }  // namespace arc::kernels::cpu

@@ -11,6 +11,7 @@
 
 #include "arc/kernels/repack.h"
 #include "cpu/matmul_kernels.h"
+#include "quant/blocks.h"
 
 namespace arc::kernels::cpu {
 namespace {
@@ -57,6 +58,24 @@ inline void rows_by_group(const RowsArgs& a, int64_t o0, int64_t o1, size_t grou
       store_group_rows(a, t, g0, r0, r1, y[0]);
     }
   }
+}
+
+// rows_by_group for the kernels against Q8_K activations (Q4_K_R16, Q6_K_R16), whose groups
+// hold one block of block_bytes per 256-value super-block: dot(w, x, nt, pf_end, y) gets the NT
+// tokens' Q8_K rows x[0 .. NT) ([n_in / 256] blocks each).
+template <class Dot>
+inline void rows_by_group_q8k(const RowsArgs& a, int64_t o0, int64_t o1, size_t block_bytes,
+                              Dot&& dot) {
+  const size_t nb = static_cast<size_t>(a.n_in / quant::kQKK);
+  rows_by_group(a, o0, o1, nb * block_bytes,
+                [&](const uint8_t* w, int64_t t, auto nt, const uint8_t* pf_end, __m512* y) {
+                  constexpr int NT = decltype(nt)::value;
+                  const quant::BlockQ8K* x[NT];
+                  for (int i = 0; i < NT; ++i) {
+                    x[i] = reinterpret_cast<const quant::BlockQ8K*>(a.xa + (t + i) * a.xa_stride);
+                  }
+                  dot(w, x, nt, pf_end, y);
+                });
 }
 
 }  // namespace
