@@ -39,7 +39,9 @@ inline int32_t load_i32(const void* p) {
 }
 
 // y[t][0..15] for the 16 rows of one group (w: [nb][3360]) against NT tokens' Q8_K rows x[t]
-// ([nb] blocks each). pf_end: where prefetching stops (rows_by_group).
+// ([nb] blocks each). pf_end: where prefetching stops (rows_by_group). The loops over a
+// super-block are unrolled: GCC 12 otherwise keeps the chunk loop and copies the accumulators
+// around it (one core from L2: 8.0 -> 7.1 us per 128 x 4096 product).
 template <int NT>
 inline void group_dot(const uint8_t* w, int64_t nb, const BlockQ8K* const* x, const uint8_t* pf_end,
                       __m512* y) {
@@ -55,7 +57,6 @@ inline void group_dot(const uint8_t* w, int64_t nb, const BlockQ8K* const* x, co
     }
     __m512i isum[NT], osum[NT];  // [token] sum_j sc_j * s_j and sum_j sc_j * bsum_j per row
     for (int t = 0; t < NT; ++t) isum[t] = osum[t] = _mm512_setzero_si512();
-      // Unrolled: GCC 12 otherwise keeps the chunk loop and copies the accumulators around it.
 #pragma GCC unroll 2
     for (int h = 0; h < 2; ++h) {  // values 128h .. 128h + 127, sub-blocks 8h .. 8h + 7
       // Scale pairs: 32-bit lane r of pairs[k] holds sc_{2p}, sc_{2p+1} of row r (p = 4h + k).
