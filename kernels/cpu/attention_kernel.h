@@ -208,11 +208,12 @@ struct Scratch {
 
 // Runs the online softmax of token t, kv head g over the visible positions [first, last] (may
 // be empty), leaving the unnormalised state in s: acc [n_rep, head_dim], running max m and sum l.
+// ahead_last (>= last): the last position whose blocks may be asked for ahead of need.
 // F16/F32 rows are read in place; Q8_0 blocks are first dequantized into scratch (KvT = float)
 // with a row stride of head_dim.
 template <class T, class KvT>
 void attend_range(const PagedAttentionArgs& a, int64_t t, int64_t g, int64_t first, int64_t last,
-                  float scale, Scratch& s) {
+                  int64_t ahead_last, float scale, Scratch& s) {
   const int64_t d = a.head_dim;
   const int64_t n_rep = a.n_head / a.n_kv_head;
   const int64_t bs = a.block_size;
@@ -237,7 +238,7 @@ void attend_range(const PagedAttentionArgs& a, int64_t t, int64_t g, int64_t fir
         // The run of whole blocks from b on (the last visible block may be partial).
         int64_t b_end = b;
         while (b_end + 1 <= last / bs && (b_end + 2) * bs - 1 <= last) ++b_end;
-        attend_whole_blocks<T, KvT>(a, t, g, b, b_end, last, scale, s);
+        attend_whole_blocks<T, KvT>(a, t, g, b, b_end, last, ahead_last, scale, s);
         b = b_end;
         continue;
       }
@@ -306,12 +307,12 @@ inline int64_t first_visible(const PagedAttentionArgs& a, int64_t pos) {
 }
 
 template <class T>
-void attend(const PagedAttentionArgs& a, int64_t t, int64_t g, int64_t lo, int64_t hi, float scale,
-            Scratch& s) {
+void attend(const PagedAttentionArgs& a, int64_t t, int64_t g, int64_t lo, int64_t hi,
+            int64_t ahead_last, float scale, Scratch& s) {
   if (a.kv_type == DType::F16) {
-    attend_range<T, uint16_t>(a, t, g, lo, hi, scale, s);
+    attend_range<T, uint16_t>(a, t, g, lo, hi, ahead_last, scale, s);
   } else {
-    attend_range<T, float>(a, t, g, lo, hi, scale, s);
+    attend_range<T, float>(a, t, g, lo, hi, ahead_last, scale, s);
   }
 }
 
@@ -359,7 +360,7 @@ void paged_attention_impl(const PagedAttentionArgs& a, Parallel* pool) {
         const int64_t g = item % a.n_kv_head;
         const int64_t pos = a.token_pos[t];
         float* out = a.out + (t * a.n_head + g * n_rep) * d;  // [n_rep, head_dim]
-        attend<T>(a, t, g, first_visible(a, pos), pos, scale, s);
+        attend<T>(a, t, g, first_visible(a, pos), pos, pos, scale, s);
         for (int64_t r = 0; r < n_rep; ++r) {
           const float inv = s.l[r] > 0.0f ? 1.0f / s.l[r] : 0.0f;  // no key visible: zeros
           for (int64_t i = 0; i < d; ++i) out[r * d + i] = s.acc[r * d + i] * inv;
@@ -378,8 +379,13 @@ void paged_attention_impl(const PagedAttentionArgs& a, Parallel* pool) {
       const int64_t item = job / n_chunks, c = job % n_chunks;
       const int64_t t = item / a.n_kv_head, g = item % a.n_kv_head;
       const int64_t pos = a.token_pos[t];
+      // Blocks asked for ahead up to the item's last position: the next chunk of the item is
+      // the next job, which the pool's ranges of consecutive jobs usually give the same thread.
+      // Against stopping at the chunk's end, in the engine (the 1 GB bench models, both variants
+      // in one process, alternating per token): decode attention at a context of 576 took a
+      // median of 4.4% less time over 15 runs (-13% to +6%), at 2048 1-17% less in 4 runs.
       attend<T>(a, t, g, std::max(first_visible(a, pos), c * chunk),
-                std::min(pos, c * chunk + chunk - 1), scale, s);
+                std::min(pos, c * chunk + chunk - 1), pos, scale, s);
       float* p = partial.data() + job * n_rep * stride;
       for (int64_t r = 0; r < n_rep; ++r) {
         std::copy(s.acc.begin() + r * d, s.acc.begin() + (r + 1) * d, p + r * stride);
