@@ -48,6 +48,7 @@ inline void group_dot(const uint8_t* w, int64_t nb, const BlockQ8K* const* x, co
   const __m512i low4 = _mm512_set1_epi8(0x0F);
   const __m512i low6 = _mm512_set1_epi8(63);
   const __m512i bits45 = _mm512_set1_epi8(0x30);
+  const __m512i high4 = _mm512_set1_epi8(static_cast<char>(0xF0));
   __m512 acc[NT];
   for (int t = 0; t < NT; ++t) acc[t] = _mm512_setzero_ps();
   for (int64_t b = 0; b < nb; ++b, w += kGroupBlock) {
@@ -76,24 +77,54 @@ inline void group_dot(const uint8_t* w, int64_t nb, const BlockQ8K* const* x, co
     const __m512 dmin =
         _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(w + 32)));
 
+    // The nibbles are not unpacked: a byte q = lo + 16 hi goes to vpdpbusd whole, and its high
+    // nibble stays in place (h16 = q & 0xF0 = 16 hi). Per 64 bytes, 1 mask and 3 vpdpbusd:
+    //   s[2g]     += q . xl - h16 . xl  (= lo . xl, the second sum kept apart in f)
+    //   s[2g + 1] += h16 . xh           (= 16 hi . xh, divided by 16 after the loop)
+    // instead of 3 unpacking operations and 2 vpdpbusd. The sums are exact either way:
+    // |q . x| <= 32 * 255 * 128 per sub-block. Measured on one Zen 5 core, the variants
+    // alternated in one process (32 groups x 1024 columns): cache-resident, 4.7 -> 3.9 us for one
+    // token and 6.9 -> 5.7 us for two (unrolled); streaming from DRAM, unchanged.
+    // Unrolled only for two tokens (prefill, where a group is reused from L1 by every pair):
+    // unrolled, one token computed 25% faster from cache but streamed 20-25% slower from DRAM
+    // (25 against 33 GB/s), whatever the prefetch distance or hint, and decode streams.
     __m512i s[NT][8];  // [token][sub-block j] integer dot products of the 16 rows
+    __m512i f[NT][4];  // [token][g] h16 . xl of sub-block 2g, subtracted from s[2g]
     for (int t = 0; t < NT; ++t) {
       for (int j = 0; j < 8; ++j) s[t][j] = _mm512_setzero_si512();
+      for (int j = 0; j < 4; ++j) f[t][j] = _mm512_setzero_si512();
     }
-    for (int g = 0; g < 4; ++g) {
-      for (int c = 0; c < 8; ++c) {
-        const uint8_t* chunk = w + 256 + 64 * (8 * g + c);
-        if (prefetch) _mm_prefetch(reinterpret_cast<const char*>(chunk) + kAhead, _MM_HINT_T0);
-        const __m512i q = _mm512_loadu_si512(chunk);
-        const __m512i lo = _mm512_and_si512(q, low4);                        // sub-block 2g
-        const __m512i hi = _mm512_and_si512(_mm512_srli_epi16(q, 4), low4);  // sub-block 2g + 1
-        for (int t = 0; t < NT; ++t) {
-          int32_t xl, xh;
-          std::memcpy(&xl, x[t][b].qs + 64 * g + 4 * c, 4);
-          std::memcpy(&xh, x[t][b].qs + 64 * g + 32 + 4 * c, 4);
-          s[t][2 * g] = _mm512_dpbusd_epi32(s[t][2 * g], lo, _mm512_set1_epi32(xl));
-          s[t][2 * g + 1] = _mm512_dpbusd_epi32(s[t][2 * g + 1], hi, _mm512_set1_epi32(xh));
-        }
+    // Chunk c of sub-blocks 2g, 2g + 1 (values 64g + 4c .., + 32) for every token.
+    auto chunk_step = [&](int g, int c) {
+      const uint8_t* chunk = w + 256 + 64 * (8 * g + c);
+      if (prefetch) _mm_prefetch(reinterpret_cast<const char*>(chunk) + kAhead, _MM_HINT_T0);
+      const __m512i q = _mm512_loadu_si512(chunk);
+      const __m512i h16 = _mm512_and_si512(q, high4);
+      for (int t = 0; t < NT; ++t) {
+        int32_t xl, xh;
+        std::memcpy(&xl, x[t][b].qs + 64 * g + 4 * c, 4);
+        std::memcpy(&xh, x[t][b].qs + 64 * g + 32 + 4 * c, 4);
+        const __m512i bl = _mm512_set1_epi32(xl);
+        s[t][2 * g] = _mm512_dpbusd_epi32(s[t][2 * g], q, bl);
+        f[t][g] = _mm512_dpbusd_epi32(f[t][g], h16, bl);
+        s[t][2 * g + 1] = _mm512_dpbusd_epi32(s[t][2 * g + 1], h16, _mm512_set1_epi32(xh));
+      }
+    };
+    if constexpr (NT == 1) {
+      for (int g = 0; g < 4; ++g) {
+        for (int c = 0; c < 8; ++c) chunk_step(g, c);
+      }
+    } else {
+#pragma GCC unroll 4
+      for (int g = 0; g < 4; ++g) {
+#pragma GCC unroll 8
+        for (int c = 0; c < 8; ++c) chunk_step(g, c);
+      }
+    }
+    for (int t = 0; t < NT; ++t) {
+      for (int g = 0; g < 4; ++g) {
+        s[t][2 * g] = _mm512_sub_epi32(s[t][2 * g], f[t][g]);
+        s[t][2 * g + 1] = _mm512_srai_epi32(s[t][2 * g + 1], 4);  // exact: a multiple of 16
       }
     }
     for (int t = 0; t < NT; ++t) {
