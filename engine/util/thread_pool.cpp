@@ -170,8 +170,11 @@ void ThreadPool::worker_loop(int self) {
     }
     if (generation_.load(std::memory_order_acquire) == seen) {
       std::unique_lock<std::mutex> lock(mu_);
+      // Registered before the last look at generation_ (see run_job).
+      sleepers_.fetch_add(1, std::memory_order_seq_cst);
       wake_.wait(lock,
-                 [&] { return stop_ || generation_.load(std::memory_order_acquire) != seen; });
+                 [&] { return stop_ || generation_.load(std::memory_order_seq_cst) != seen; });
+      sleepers_.fetch_sub(1, std::memory_order_relaxed);
       if (stop_) return;
     }
     if (stop_.load(std::memory_order_acquire)) return;
@@ -231,12 +234,17 @@ void ThreadPool::run_job(int64_t n, int64_t min_chunk, bool shares,
   } else {
     claim_.store(id, std::memory_order_release);  // open: next index 0
   }
-  generation_.store(job, std::memory_order_release);
-  {
-    // Taking the mutex orders the bump before any sleeper's predicate check: no lost wake-up.
-    std::lock_guard<std::mutex> lock(mu_);
+  generation_.store(job, std::memory_order_seq_cst);
+  // Waking costs a mutex and a notify per loop, which a decode step (about 70 loops per token,
+  // workers spinning between them) paid for nothing. A worker about to sleep counts itself in
+  // sleepers_ and then looks at generation_ once more; this call stores generation_ and then
+  // reads sleepers_ (all sequentially consistent). So either the worker sees this job and does
+  // not sleep, or this call sees the worker and wakes it. Taking the mutex orders the bump
+  // before a sleeper's predicate check: no lost wake-up.
+  if (sleepers_.load(std::memory_order_seq_cst) > 0) {
+    { std::lock_guard<std::mutex> lock(mu_); }
+    wake_.notify_all();
   }
-  wake_.notify_all();
   if (shares) {
     run_shares(job, 0);
   } else {

@@ -170,6 +170,32 @@ TEST(ThreadPool, IdleThreadsStealFromASlowShare) {
   }
 }
 
+// Workers idle past their spin sleep on a condition variable, and a loop wakes only those that
+// counted themselves asleep. The caller blocks in its share (index 0) until another thread has
+// run the other index, which only a woken worker can do: a lost wake-up fails the loop.
+TEST(ThreadPool, WakesSleepingWorkersForEveryLoop) {
+  ThreadPool pool(2);
+  const std::thread::id caller = std::this_thread::get_id();
+  for (int rep = 0; rep < 40; ++rep) {
+    // Longer than a worker spins (200 us) before it sleeps.
+    std::this_thread::sleep_for(std::chrono::milliseconds(rep % 4 == 0 ? 5 : 1));
+    std::atomic<bool> worker_ran{false}, waited_out{false};
+    pool.for_shares(2, 1, [&](int64_t b, int64_t) {
+      if (std::this_thread::get_id() != caller) {
+        worker_ran = true;
+        return;
+      }
+      if (b != 0) return;
+      const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+      while (!worker_ran.load() && std::chrono::steady_clock::now() < until) {
+        std::this_thread::yield();
+      }
+      waited_out = !worker_ran.load();
+    });
+    ASSERT_FALSE(waited_out.load()) << "loop " << rep << ": the sleeping worker was not woken";
+  }
+}
+
 // Loops past the shares' 20-bit indices run as guided ranges of at most `step`.
 TEST(ThreadPool, SharesOfAHugeLoop) {
   ThreadPool pool(3);

@@ -52,6 +52,7 @@ class ThreadPool final : public kernels::Parallel {
   std::condition_variable wake_;
   std::atomic<uint64_t> generation_{0};  // bumped once per for_range
   std::atomic<bool> stop_{false};
+  std::atomic<int> sleepers_{0};  // workers blocked, or about to block, on wake_
 
   // The job in flight. The caller waits for its chunks to be done, not for every worker to have
   // checked in: a worker the OS has not scheduled yet would otherwise stall each loop for a time
