@@ -245,7 +245,7 @@ TEST(MoeFfn, PrefillGroupingEqualsPerTokenDecode) {
 // loop, the latter done by whichever thread finishes a block last) against the unfused path run
 // op by op: per token and selected expert, matmul gate and up, ops swiglu, matmul down (which
 // quantizes the whole SwiGLU row itself), added in ascending expert id. Bit for bit, at every
-// level, for any thread count.
+// level, for any thread count, for a prefill and for each token decoded alone.
 TEST(MoeFfn, FusedLoopsEqualOpByOpComposition) {
   constexpr int64_t n_tok = 5, k = 3;
   struct Case {
@@ -314,6 +314,20 @@ TEST(MoeFfn, FusedLoopsEqualOpByOpComposition) {
         ASSERT_TRUE(cpu::moe_ffn_at(level, a, &pool));
         for (int64_t i = 0; i < n_tok * kEmbd; ++i) {
           ASSERT_EQ(y[i], want[i]) << "threads " << threads << " value " << i;
+        }
+        // Each token alone (decode: the experts run as per-thread shares).
+        for (int64_t t = 0; t < n_tok; ++t) {
+          std::vector<float> y1(kEmbd, 1.0f);
+          a.x = x.data() + t * kEmbd;
+          a.n_tokens = 1;
+          a.ids = ids.data() + t * k;
+          a.weights = w.data() + t * k;
+          a.y = y1.data();
+          ASSERT_TRUE(cpu::moe_ffn_at(level, a, &pool));
+          for (int64_t i = 0; i < kEmbd; ++i) {
+            ASSERT_EQ(y1[i], want[t * kEmbd + i])
+                << "decode, threads " << threads << " token " << t << " value " << i;
+          }
         }
       }
     }
