@@ -142,6 +142,13 @@ TEST(ThreadPool, SharesEndInSingleIndexClaims) {
   }
 }
 
+// Whether `flag` turns true within 20 s (the caller stalls in its own range meanwhile).
+bool wait_for(const std::atomic<bool>& flag) {
+  const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  while (!flag.load() && std::chrono::steady_clock::now() < until) std::this_thread::yield();
+  return flag.load();
+}
+
 // A thread that stalls inside its share is relieved: another thread takes the back of that
 // share. The calling thread (share 0) blocks on its first range until some index of its share's
 // second half has been run by another thread, which only a working steal makes happen.
@@ -159,11 +166,7 @@ TEST(ThreadPool, IdleThreadsStealFromASlowShare) {
         return;
       }
       if (b != 0) return;
-      const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(20);
-      while (!stolen.load() && std::chrono::steady_clock::now() < until) {
-        std::this_thread::yield();
-      }
-      waited_out = !stolen.load();
+      waited_out = !wait_for(stolen);
     });
     EXPECT_FALSE(waited_out.load()) << threads << " threads: nobody stole from the stalled share";
     for (int64_t i = 0; i < n; ++i) ASSERT_EQ(hits[static_cast<size_t>(i)].load(), 1) << i;
@@ -186,11 +189,7 @@ TEST(ThreadPool, WakesSleepingWorkersForEveryLoop) {
         return;
       }
       if (b != 0) return;
-      const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(20);
-      while (!worker_ran.load() && std::chrono::steady_clock::now() < until) {
-        std::this_thread::yield();
-      }
-      waited_out = !worker_ran.load();
+      waited_out = !wait_for(worker_ran);
     });
     ASSERT_FALSE(waited_out.load()) << "loop " << rep << ": the sleeping worker was not woken";
   }
