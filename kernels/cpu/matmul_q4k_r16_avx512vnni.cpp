@@ -40,42 +40,85 @@ inline __m512i lane_u8(__m512i v) {
   }
 }
 
-// y[t][0..15] for the 16 rows of one group (w: [nb][2304]) against NT tokens' Q8_K rows x[t]
-// ([nb] blocks each). pf_end: where prefetching stops (rows_by_group).
-template <int NT>
-inline void group_dot(const uint8_t* w, int64_t nb, const BlockQ8K* const* x, const uint8_t* pf_end,
-                      __m512* y) {
+// out[j] = sub-block j of the 8 held as bytes in lo (0..3) and hi (4..7), a row per int32 lane.
+inline void widen_sub_blocks(__m512i lo, __m512i hi, __m512i* out) {
+  out[0] = lane_u8<0>(lo);
+  out[1] = lane_u8<1>(lo);
+  out[2] = lane_u8<2>(lo);
+  out[3] = lane_u8<3>(lo);
+  out[4] = lane_u8<0>(hi);
+  out[5] = lane_u8<1>(hi);
+  out[6] = lane_u8<2>(hi);
+  out[7] = lane_u8<3>(hi);
+}
+
+// The scales of one super-block of 16 rows (w: its 2304 bytes), each register
+// [sub-block j in 128-bit lane j][row]:
+//   j < 4:  sc = q[j] & 63,                    m = q[j + 4] & 63
+//   j >= 4: sc = q[j + 4] & 15 | q[j - 4] >> 6 << 4, m = q[j + 4] >> 4 | q[j] >> 6 << 4
+struct BlockScales {
+  __m512i sc03, sc47, m03, m47;
+  __m512 d, dmin;  // per row
+};
+inline BlockScales block_scales(const uint8_t* w) {
   const __m512i low4 = _mm512_set1_epi8(0x0F);
   const __m512i low6 = _mm512_set1_epi8(63);
   const __m512i bits45 = _mm512_set1_epi8(0x30);
+  const __m512i q0 = _mm512_loadu_si512(w + 64);   // bytes 0..3 of the rows
+  const __m512i q1 = _mm512_loadu_si512(w + 128);  // bytes 4..7
+  const __m512i q2 = _mm512_loadu_si512(w + 192);  // bytes 8..11
+  BlockScales s;
+  s.sc03 = _mm512_and_si512(q0, low6);
+  s.m03 = _mm512_and_si512(q1, low6);
+  s.sc47 = _mm512_or_si512(_mm512_and_si512(q2, low4),
+                           _mm512_and_si512(_mm512_srli_epi16(q0, 2), bits45));
+  s.m47 = _mm512_or_si512(_mm512_and_si512(_mm512_srli_epi16(q2, 4), low4),
+                          _mm512_and_si512(_mm512_srli_epi16(q1, 2), bits45));
+  s.d = _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(w)));
+  s.dmin = _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(w + 32)));
+  return s;
+}
+
+// acc + d * xd * isum - dmin * xd * sum_j m_j * bsum_j for one token's block xb, where isum =
+// sum_j sc_j * s_j and mn: the widened mins (widen_sub_blocks).
+inline __m512 add_block(const BlockScales& s, const __m512i* mn, const BlockQ8K& xb, __m512i isum,
+                        __m512 acc) {
+  // Sub-block sums of the activations (two bsums of 16 each).
+  alignas(32) int32_t bsum[8];
+  _mm256_store_si256(
+      reinterpret_cast<__m256i*>(bsum),
+      _mm256_madd_epi16(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(xb.bsums)),
+                        _mm256_set1_epi16(1)));
+  __m512i msum = _mm512_mullo_epi32(mn[0], _mm512_set1_epi32(bsum[0]));
+  for (int j = 1; j < 8; ++j) {
+    msum = _mm512_add_epi32(msum, _mm512_mullo_epi32(mn[j], _mm512_set1_epi32(bsum[j])));
+  }
+  const __m512 xd = _mm512_set1_ps(xb.d);
+  acc = _mm512_fmadd_ps(_mm512_mul_ps(s.d, xd), _mm512_cvtepi32_ps(isum), acc);
+  return _mm512_fnmadd_ps(_mm512_mul_ps(s.dmin, xd), _mm512_cvtepi32_ps(msum), acc);
+}
+
+inline void prefetch_block_head(const uint8_t* w) {
+  for (int i = 0; i < 4; ++i) {
+    _mm_prefetch(reinterpret_cast<const char*>(w) + kAhead + 64 * i, _MM_HINT_T0);
+  }
+}
+
+// y[t][0..15] for the 16 rows of one group (w: [nb][2304]) against NT (1 or 2) tokens' Q8_K rows
+// x[t] ([nb] blocks each). pf_end: where prefetching stops (rows_by_group).
+template <int NT>
+inline void group_dot(const uint8_t* w, int64_t nb, const BlockQ8K* const* x, const uint8_t* pf_end,
+                      __m512* y) {
   const __m512i high4 = _mm512_set1_epi8(static_cast<char>(0xF0));
   __m512 acc[NT];
   for (int t = 0; t < NT; ++t) acc[t] = _mm512_setzero_ps();
   for (int64_t b = 0; b < nb; ++b, w += kGroupBlock) {
     const bool prefetch = w + kAhead < pf_end;
-    if (prefetch) {
-      for (int i = 0; i < 4; ++i)
-        _mm_prefetch(reinterpret_cast<const char*>(w) + kAhead + 64 * i, _MM_HINT_T0);
-    }
-    // Scales of the 16 rows, each register [sub-block j in 128-bit lane j][row]:
-    //   j < 4:  sc = q[j] & 63,                    m = q[j + 4] & 63
-    //   j >= 4: sc = q[j + 4] & 15 | q[j - 4] >> 6 << 4, m = q[j + 4] >> 4 | q[j] >> 6 << 4
-    const __m512i q0 = _mm512_loadu_si512(w + 64);   // bytes 0..3 of the rows
-    const __m512i q1 = _mm512_loadu_si512(w + 128);  // bytes 4..7
-    const __m512i q2 = _mm512_loadu_si512(w + 192);  // bytes 8..11
-    const __m512i sc03 = _mm512_and_si512(q0, low6);
-    const __m512i m03 = _mm512_and_si512(q1, low6);
-    const __m512i sc47 = _mm512_or_si512(_mm512_and_si512(q2, low4),
-                                         _mm512_and_si512(_mm512_srli_epi16(q0, 2), bits45));
-    const __m512i m47 = _mm512_or_si512(_mm512_and_si512(_mm512_srli_epi16(q2, 4), low4),
-                                        _mm512_and_si512(_mm512_srli_epi16(q1, 2), bits45));
-    const __m512i sc[8] = {lane_u8<0>(sc03), lane_u8<1>(sc03), lane_u8<2>(sc03), lane_u8<3>(sc03),
-                           lane_u8<0>(sc47), lane_u8<1>(sc47), lane_u8<2>(sc47), lane_u8<3>(sc47)};
-    const __m512i mn[8] = {lane_u8<0>(m03), lane_u8<1>(m03), lane_u8<2>(m03), lane_u8<3>(m03),
-                           lane_u8<0>(m47), lane_u8<1>(m47), lane_u8<2>(m47), lane_u8<3>(m47)};
-    const __m512 d = _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(w)));
-    const __m512 dmin =
-        _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(w + 32)));
+    if (prefetch) prefetch_block_head(w);
+    const BlockScales bs = block_scales(w);
+    __m512i sc[8], mn[8];
+    widen_sub_blocks(bs.sc03, bs.sc47, sc);
+    widen_sub_blocks(bs.m03, bs.m47, mn);
 
     // The nibbles are not unpacked: a byte q = lo + 16 hi goes to vpdpbusd whole, and its high
     // nibble stays in place (h16 = q & 0xF0 = 16 hi). Per 64 bytes, 1 mask and 3 vpdpbusd:
@@ -128,22 +171,62 @@ inline void group_dot(const uint8_t* w, int64_t nb, const BlockQ8K* const* x, co
       }
     }
     for (int t = 0; t < NT; ++t) {
-      // Sub-block sums of the activations (two bsums of 16 each).
-      alignas(32) int32_t bsum[8];
-      _mm256_store_si256(
-          reinterpret_cast<__m256i*>(bsum),
-          _mm256_madd_epi16(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(x[t][b].bsums)),
-                            _mm256_set1_epi16(1)));
       __m512i isum = _mm512_mullo_epi32(sc[0], s[t][0]);
-      __m512i msum = _mm512_mullo_epi32(mn[0], _mm512_set1_epi32(bsum[0]));
-      for (int j = 1; j < 8; ++j) {
-        isum = _mm512_add_epi32(isum, _mm512_mullo_epi32(sc[j], s[t][j]));
-        msum = _mm512_add_epi32(msum, _mm512_mullo_epi32(mn[j], _mm512_set1_epi32(bsum[j])));
-      }
-      const __m512 xd = _mm512_set1_ps(x[t][b].d);
-      acc[t] = _mm512_fmadd_ps(_mm512_mul_ps(d, xd), _mm512_cvtepi32_ps(isum), acc[t]);
-      acc[t] = _mm512_fnmadd_ps(_mm512_mul_ps(dmin, xd), _mm512_cvtepi32_ps(msum), acc[t]);
+      for (int j = 1; j < 8; ++j) isum = _mm512_add_epi32(isum, _mm512_mullo_epi32(sc[j], s[t][j]));
+      acc[t] = add_block(bs, mn, x[t][b], isum, acc[t]);
     }
+  }
+  for (int t = 0; t < NT; ++t) y[t] = acc[t];
+}
+
+// group_dot for NT = 4 or 8 tokens (prefill). The nibbles are unpacked once per 64 bytes and
+// shared by every token, and each pair of sub-blocks is folded into the scale sums right after
+// its 8 chunks, so the tokens need 2 NT accumulators instead of 8 NT. The integer sums are the
+// same exact values, so each token's result equals group_dot's bit for bit. One Zen 5 core,
+// cache-resident (32 groups x 1024 columns, 64 tokens): 177-201 us as pairs, 142-159 us as
+// fours, 126-129 us as eights.
+template <int NT>
+inline void group_dot_wide(const uint8_t* w, int64_t nb, const BlockQ8K* const* x,
+                           const uint8_t* pf_end, __m512* y) {
+  const __m512i low4 = _mm512_set1_epi8(0x0F);
+  __m512 acc[NT];
+  for (int t = 0; t < NT; ++t) acc[t] = _mm512_setzero_ps();
+  for (int64_t b = 0; b < nb; ++b, w += kGroupBlock) {
+    const bool prefetch = w + kAhead < pf_end;
+    if (prefetch) prefetch_block_head(w);
+    const BlockScales bs = block_scales(w);
+    __m512i isum[NT];  // [token] sum_j sc_j * s_j
+    for (int t = 0; t < NT; ++t) isum[t] = _mm512_setzero_si512();
+#pragma GCC unroll 4
+    for (int g = 0; g < 4; ++g) {
+      __m512i s[NT][2];  // [token] sub-blocks 2g, 2g + 1
+      for (int t = 0; t < NT; ++t) s[t][0] = s[t][1] = _mm512_setzero_si512();
+#pragma GCC unroll 8
+      for (int c = 0; c < 8; ++c) {
+        const uint8_t* chunk = w + 256 + 64 * (8 * g + c);
+        if (prefetch) _mm_prefetch(reinterpret_cast<const char*>(chunk) + kAhead, _MM_HINT_T0);
+        const __m512i q = _mm512_loadu_si512(chunk);
+        const __m512i lo = _mm512_and_si512(q, low4);
+        const __m512i hi = _mm512_and_si512(_mm512_srli_epi16(q, 4), low4);
+        for (int t = 0; t < NT; ++t) {
+          int32_t xl, xh;
+          std::memcpy(&xl, x[t][b].qs + 64 * g + 4 * c, 4);
+          std::memcpy(&xh, x[t][b].qs + 64 * g + 32 + 4 * c, 4);
+          s[t][0] = _mm512_dpbusd_epi32(s[t][0], lo, _mm512_set1_epi32(xl));
+          s[t][1] = _mm512_dpbusd_epi32(s[t][1], hi, _mm512_set1_epi32(xh));
+        }
+      }
+      const __m512i sc_pair = g < 2 ? bs.sc03 : bs.sc47;
+      const __m512i sc_lo = g % 2 == 0 ? lane_u8<0>(sc_pair) : lane_u8<2>(sc_pair);
+      const __m512i sc_hi = g % 2 == 0 ? lane_u8<1>(sc_pair) : lane_u8<3>(sc_pair);
+      for (int t = 0; t < NT; ++t) {
+        isum[t] = _mm512_add_epi32(isum[t], _mm512_add_epi32(_mm512_mullo_epi32(sc_lo, s[t][0]),
+                                                             _mm512_mullo_epi32(sc_hi, s[t][1])));
+      }
+    }
+    __m512i mn[8];
+    widen_sub_blocks(bs.m03, bs.m47, mn);
+    for (int t = 0; t < NT; ++t) acc[t] = add_block(bs, mn, x[t][b], isum[t], acc[t]);
   }
   for (int t = 0; t < NT; ++t) y[t] = acc[t];
 }
@@ -152,9 +235,16 @@ inline void group_dot(const uint8_t* w, int64_t nb, const BlockQ8K* const* x, co
 
 void rows_q4k_r16_avx512vnni(const RowsArgs& a, int64_t o0, int64_t o1) {
   const int64_t nb = a.n_in / quant::kQKK;
-  rows_by_group_q8k(a, o0, o1, kGroupBlock,
-                    [&](const uint8_t* w, const BlockQ8K* const* x, auto nt, const uint8_t* pf_end,
-                        __m512* y) { group_dot<decltype(nt)::value>(w, nb, x, pf_end, y); });
+  rows_by_group_q8k<8>(
+      a, o0, o1, kGroupBlock,
+      [&](const uint8_t* w, const BlockQ8K* const* x, auto nt, const uint8_t* pf_end, __m512* y) {
+        constexpr int NT = decltype(nt)::value;
+        if constexpr (NT >= 4) {
+          group_dot_wide<NT>(w, nb, x, pf_end, y);
+        } else {
+          group_dot<NT>(w, nb, x, pf_end, y);
+        }
+      });
 }
 
 }  // namespace arc::kernels::cpu

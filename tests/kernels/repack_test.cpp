@@ -110,8 +110,9 @@ TEST(Repack, R16KernelMatchesReference) {
   };
   for (IsaLevel level : levels) {
     for (const auto& [ft, r16] : kLayouts) {
-      for (const Shape s : {Shape{16, 256, 1, false}, Shape{48, 1024, 1, false},
-                            Shape{64, 768, 5, false}, Shape{32, 512, 2, true}}) {
+      for (const Shape s :
+           {Shape{16, 256, 1, false}, Shape{48, 1024, 1, false}, Shape{64, 768, 5, false},
+            Shape{32, 512, 2, true}, Shape{48, 512, 13, true}}) {
         SCOPED_TRACE(std::string(cpu::isa_name(level)) + " " + std::string(dtype_name(r16)) +
                      " out=" + std::to_string(s.n_out) + " in=" + std::to_string(s.n_in) +
                      " tokens=" + std::to_string(s.n_tok));
@@ -149,13 +150,14 @@ TEST(Repack, R16KernelMatchesReference) {
   }
 }
 
-// The same bits for any thread count, any token grouping (a token alone or in a prefill), and
-// any row range (ranges starting or ending inside a group write only their rows).
+// The same bits for any thread count, any token grouping (a token alone or in a prefill: 15
+// tokens run as tiles of 8, 4, 2 and 1 where a kernel has them), and any row range (ranges
+// starting or ending inside a group write only their rows).
 TEST(Repack, R16ResultsDoNotDependOnSplits) {
   const auto levels = r16_levels();
   if (levels.empty()) GTEST_SKIP() << kNoKernel;
   ThreadPool p1(1), p3(3);
-  const int64_t n_out = 208, n_in = 512, n_tok = 5;
+  const int64_t n_out = 208, n_in = 512, n_tok = 15;
   const auto x = random_floats(n_tok * n_in, 12);
   for (IsaLevel level : levels) {
     for (const auto& [ft, r16] : kLayouts) {
