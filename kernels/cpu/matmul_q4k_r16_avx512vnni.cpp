@@ -79,11 +79,9 @@ inline BlockScales block_scales(const uint8_t* w) {
   return s;
 }
 
-// acc + d * xd * isum - dmin * xd * sum_j m_j * bsum_j for one token's block xb, where isum =
-// sum_j sc_j * s_j and mn: the widened mins (widen_sub_blocks).
-inline __m512 add_block(const BlockScales& s, const __m512i* mn, const BlockQ8K& xb, __m512i isum,
-                        __m512 acc) {
-  // Sub-block sums of the activations (two bsums of 16 each).
+// sum_j m_j * bsum_j per row for one token's block xb (mn: the widened mins, widen_sub_blocks;
+// bsum_j: the sums of the token's 32 values of sub-block j).
+inline __m512i mins_dot(const __m512i* mn, const BlockQ8K& xb) {
   alignas(32) int32_t bsum[8];
   _mm256_store_si256(
       reinterpret_cast<__m256i*>(bsum),
@@ -93,6 +91,30 @@ inline __m512 add_block(const BlockScales& s, const __m512i* mn, const BlockQ8K&
   for (int j = 1; j < 8; ++j) {
     msum = _mm512_add_epi32(msum, _mm512_mullo_epi32(mn[j], _mm512_set1_epi32(bsum[j])));
   }
+  return msum;
+}
+
+// mins_dot with vpdpwssd on pairs of sub-blocks: mpair[k] holds m_{2k} | m_{2k+1} << 16 per row,
+// and the token's sums fit int16 (|bsum_j| <= 32 * 127), so 4 products replace 8 multiplies and
+// 7 additions; the sums are the same exact integers. For 8 tokens: 126-129 -> 116-118 us (the
+// measurement of group_dot_wide below).
+inline __m512i mins_dot_pairs(const __m512i* mpair, const BlockQ8K& xb) {
+  const __m256i sums = _mm256_madd_epi16(
+      _mm256_loadu_si256(reinterpret_cast<const __m256i*>(xb.bsums)), _mm256_set1_epi16(1));
+  alignas(16) int32_t pairs[4];  // bsum_{2k} | bsum_{2k+1} << 16
+  _mm_store_si128(reinterpret_cast<__m128i*>(pairs),
+                  _mm_packs_epi32(_mm256_castsi256_si128(sums), _mm256_extracti128_si256(sums, 1)));
+  __m512i msum = _mm512_setzero_si512();
+  for (int k = 0; k < 4; ++k) {
+    msum = _mm512_dpwssd_epi32(msum, mpair[k], _mm512_set1_epi32(pairs[k]));
+  }
+  return msum;
+}
+
+// acc + d * xd * isum - dmin * xd * msum for one token's block xb, where isum = sum_j sc_j * s_j
+// and msum = sum_j m_j * bsum_j.
+inline __m512 add_block(const BlockScales& s, const BlockQ8K& xb, __m512i isum, __m512i msum,
+                        __m512 acc) {
   const __m512 xd = _mm512_set1_ps(xb.d);
   acc = _mm512_fmadd_ps(_mm512_mul_ps(s.d, xd), _mm512_cvtepi32_ps(isum), acc);
   return _mm512_fnmadd_ps(_mm512_mul_ps(s.dmin, xd), _mm512_cvtepi32_ps(msum), acc);
@@ -173,7 +195,7 @@ inline void group_dot(const uint8_t* w, int64_t nb, const BlockQ8K* const* x, co
     for (int t = 0; t < NT; ++t) {
       __m512i isum = _mm512_mullo_epi32(sc[0], s[t][0]);
       for (int j = 1; j < 8; ++j) isum = _mm512_add_epi32(isum, _mm512_mullo_epi32(sc[j], s[t][j]));
-      acc[t] = add_block(bs, mn, x[t][b], isum, acc[t]);
+      acc[t] = add_block(bs, x[t][b], isum, mins_dot(mn, x[t][b]), acc[t]);
     }
   }
   for (int t = 0; t < NT; ++t) y[t] = acc[t];
@@ -224,9 +246,14 @@ inline void group_dot_wide(const uint8_t* w, int64_t nb, const BlockQ8K* const* 
                                                              _mm512_mullo_epi32(sc_hi, s[t][1])));
       }
     }
-    __m512i mn[8];
+    __m512i mn[8], mpair[4];
     widen_sub_blocks(bs.m03, bs.m47, mn);
-    for (int t = 0; t < NT; ++t) acc[t] = add_block(bs, mn, x[t][b], isum[t], acc[t]);
+    for (int k = 0; k < 4; ++k) {
+      mpair[k] = _mm512_or_si512(mn[2 * k], _mm512_slli_epi32(mn[2 * k + 1], 16));
+    }
+    for (int t = 0; t < NT; ++t) {
+      acc[t] = add_block(bs, x[t][b], isum[t], mins_dot_pairs(mpair, x[t][b]), acc[t]);
+    }
   }
   for (int t = 0; t < NT; ++t) y[t] = acc[t];
 }
