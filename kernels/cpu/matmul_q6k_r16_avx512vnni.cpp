@@ -134,9 +134,13 @@ inline void group_dot(const uint8_t* w, int64_t nb, const BlockQ8K* const* x, co
 
 void rows_q6k_r16_avx512vnni(const RowsArgs& a, int64_t o0, int64_t o1) {
   const int64_t nb = a.n_in / quant::kQKK;
-  rows_by_group_q8k(a, o0, o1, kGroupBlock,
-                    [&](const uint8_t* w, const BlockQ8K* const* x, auto nt, const uint8_t* pf_end,
-                        __m512* y) { group_dot<decltype(nt)::value>(w, nb, x, pf_end, y); });
+  // Prefill tokens in tiles of 4 (then 2, 1): one core, cache-resident (64 groups x 512 columns,
+  // 64 tokens), 254 -> 187 us against pairs; the bench model's prefill +1.4% (median of 5).
+  rows_by_group_q8k<4>(
+      a, o0, o1, kGroupBlock,
+      [&](const uint8_t* w, const BlockQ8K* const* x, auto nt, const uint8_t* pf_end, __m512* y) {
+        group_dot<decltype(nt)::value>(w, nb, x, pf_end, y);
+      });
 }
 
 }  // namespace arc::kernels::cpu
