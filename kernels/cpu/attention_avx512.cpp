@@ -27,6 +27,7 @@ struct Lanes16 {
   static R mul(R a, R b) { return _mm512_mul_ps(a, b); }
   static R exp(R a) { return detail::exp512(a); }
   static float hsum(R r) { return _mm512_reduce_add_ps(r); }
+  static R max(R a, R b) { return _mm512_max_ps(a, b); }
   static float hmax(R r) { return _mm512_reduce_max_ps(r); }
   static bool any_greater(R r, float f) {
     return _mm512_cmp_ps_mask(r, _mm512_set1_ps(f), _CMP_GT_OQ) != 0;

@@ -206,12 +206,12 @@ struct Scratch {
   Scratch& operator=(const Scratch&) = delete;
 
   std::vector<float> buf;
-  std::span<float> acc;      // [n_rep, head_dim]
-  std::span<float> scores;   // [n_rep, block_size]
-  std::span<float> scores2;  // [n_rep, block_size], the block-of-16 path's second buffer
-  std::span<float> m, l;     // [n_rep]
-  std::span<float> k_rows;   // [block_size, head_dim], Q8_0 only: dequantized block
-  std::span<float> v_rows;   // [block_size, head_dim], Q8_0 only
+  std::span<float> acc;         // [n_rep, head_dim]
+  std::span<float> scores;      // [n_rep, block_size]
+  std::span<float> run_scores;  // [n_rep, kBlock16RunKeys], the block-of-16 path's sub-run
+  std::span<float> m, l;        // [n_rep]
+  std::span<float> k_rows;      // [block_size, head_dim], Q8_0 only: dequantized block
+  std::span<float> v_rows;      // [block_size, head_dim], Q8_0 only
 };
 
 #include "cpu/attention_block16.inc"
@@ -330,14 +330,14 @@ Scratch make_scratch(const PagedAttentionArgs& a) {
   const int64_t d = a.head_dim;
   const int64_t n_rep = a.n_head / a.n_kv_head;
   const int64_t rows = a.kv_type == DType::Q8_0 ? a.block_size * d : 0;
-  const int64_t sizes[] = {
-      n_rep * d, n_rep * a.block_size, n_rep * a.block_size, n_rep, n_rep, rows, rows};
+  const int64_t run = block16_applies(a, a.block_size) ? n_rep * kBlock16RunKeys : 0;
+  const int64_t sizes[] = {n_rep * d, n_rep * a.block_size, run, n_rep, n_rep, rows, rows};
   Scratch s;
   int64_t total = 0;
   for (int64_t n : sizes) total += n;
   s.buf.resize(static_cast<size_t>(total));
   float* p = s.buf.data();
-  std::span<float>* views[] = {&s.acc, &s.scores, &s.scores2, &s.m, &s.l, &s.k_rows, &s.v_rows};
+  std::span<float>* views[] = {&s.acc, &s.scores, &s.run_scores, &s.m, &s.l, &s.k_rows, &s.v_rows};
   for (int i = 0; i < 7; ++i) {
     *views[i] = std::span<float>(p, static_cast<size_t>(sizes[i]));
     p += sizes[i];

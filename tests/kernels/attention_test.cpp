@@ -242,6 +242,10 @@ std::vector<Case> all_cases() {
   cases.push_back({128, 2, 1, 16, 0, DType::Q8_0, 0.0f, true});
   cases.push_back({256, 1, 4, 32, 0, DType::F16, 0.0f, true});
   cases.push_back({64, 2, 2, 7, 0, DType::F32, 0.0f, true});
+  // The block-of-16 path over several sub-runs of 16 blocks, an odd block count and two groups of
+  // four heads; a head dim with a 16-lane remainder.
+  cases.push_back({64, 1, 8, 16, 0, DType::F16, 0.0f, true});
+  cases.push_back({96, 2, 4, 16, 0, DType::F32, 0.0f, true});
   // The CPU backend's layout, for every case whose type it takes.
   const size_t n_rows = cases.size();
   for (size_t i = 0; i < n_rows; ++i) {
