@@ -198,6 +198,7 @@ void register_all() {
       benchmark::RegisterBenchmark(("attn_decode_f16/" + n).c_str(), bm_attention, isa, DType::F16,
                                    head_blocks, int64_t{1})
           ->Args({576, 2, 64, 4, 512})
+          ->Args({576, 1, 64, 4, 512})
           ->UseRealTime();
     }
     benchmark::RegisterBenchmark(("attn_prefill32_f16/" + n).c_str(), bm_attention, isa, DType::F16,
