@@ -199,6 +199,7 @@ void register_all() {
                                    head_blocks, int64_t{1})
           ->Args({576, 2, 64, 4, 512})
           ->Args({576, 1, 64, 4, 512})
+          ->Args({2048, 2, 64, 4, 128})  // a longer context, 268 MB
           ->UseRealTime();
     }
     benchmark::RegisterBenchmark(("attn_prefill32_f16/" + n).c_str(), bm_attention, isa, DType::F16,
