@@ -242,8 +242,10 @@ std::vector<Case> all_cases() {
   cases.push_back({128, 2, 1, 16, 0, DType::Q8_0, 0.0f, true});
   cases.push_back({256, 1, 4, 32, 0, DType::F16, 0.0f, true});
   cases.push_back({64, 2, 2, 7, 0, DType::F32, 0.0f, true});
-  // The block-of-16 path over several sub-runs of 16 blocks, an odd block count and two groups of
-  // four heads; a head dim with a 16-lane remainder.
+  // The block-of-16 loops with two groups of four heads (head dim 64), and with a head dim that
+  // leaves a 16-lane remainder in F32, whose sub-runs are 5 blocks long: the 2-token sequence of
+  // 257 keys goes through sub-runs of 5, 5, 5 and 1 blocks (the one-token sequences block by
+  // block).
   cases.push_back({64, 1, 8, 16, 0, DType::F16, 0.0f, true});
   cases.push_back({96, 2, 4, 16, 0, DType::F32, 0.0f, true});
   // The CPU backend's layout, for every case whose type it takes.
