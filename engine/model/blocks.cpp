@@ -108,6 +108,7 @@ void attention_block(LayerContext& c) {
   s.v_cache = c.kv.v(c.layer);
   s.kv_type = kvo.type;
   s.block_size = kvo.block_size;
+  s.n_blocks = kvo.n_blocks;
   s.slots = b.slots;
   s.n_tokens = t;
   s.n_kv_head = cfg.n_kv_head;
@@ -125,6 +126,7 @@ void attention_block(LayerContext& c) {
   a.v_cache = c.kv.v(c.layer);
   a.kv_type = kvo.type;
   a.block_size = kvo.block_size;
+  a.n_blocks = kvo.n_blocks;
   a.token_seq = b.token_seq;
   a.token_pos = b.pos;
   a.block_tables = b.block_tables;

@@ -185,7 +185,8 @@ inline void prefetch_kv_block(const PagedAttentionArgs& a, int64_t block, int64_
   if (a.layout == KvLayout::kHeadBlocks) {
     // One contiguous run each: K [head_dim, block_size] (all of it: vectors span the block's
     // width), V [n, head_dim].
-    const size_t run = static_cast<size_t>((block * a.n_kv_head + g) * a.block_size) * rb;
+    const size_t run =
+        static_cast<size_t>(kv_head_block_run(block, g, a.n_blocks) * a.block_size) * rb;
     prefetch_bytes(static_cast<const char*>(a.k_cache) + run, a.block_size * rb);
     prefetch_bytes(static_cast<const char*>(a.v_cache) + run, n * rb);
     return;
@@ -272,9 +273,9 @@ void attend_range(const PagedAttentionArgs& a, int64_t t, int64_t g, int64_t fir
     // kHeadBlocks: scores and weights sit at the keys' places in the block, from `off` on.
     const int64_t off = head_blocks ? j0 - b * bs : 0;
     if (head_blocks) {
-      const int64_t run = static_cast<int64_t>(table[b]) * a.n_kv_head + g;  // [block, head]
-      k = static_cast<const KvT*>(a.k_cache) + run * d * bs;                 // [d, bs]
-      v = static_cast<const KvT*>(a.v_cache) + (run * bs + off) * d;         // [n, d]
+      const int64_t run = kv_head_block_run(table[b], g, a.n_blocks);  // [head, block]
+      k = static_cast<const KvT*>(a.k_cache) + run * d * bs;           // [d, bs]
+      v = static_cast<const KvT*>(a.v_cache) + (run * bs + off) * d;   // [n, d]
     } else if (quantized) {
       for (int64_t j = 0; j < n; ++j) {
         const int64_t row = (slot0 + j) * a.n_kv_head + g;
@@ -467,7 +468,8 @@ void paged_attention_impl(const PagedAttentionArgs& a, Parallel* pool) {
 // Arguments every variant can take; the vector variants also need head_dim % W == 0.
 inline bool attention_args_ok(const PagedAttentionArgs& a) {
   return a.n_kv_head > 0 && a.n_head > 0 && a.n_head % a.n_kv_head == 0 && a.block_size > 0 &&
-         kv_type_ok(a.kv_type, a.head_dim) && kv_layout_supports(a.layout, a.kv_type);
+         kv_type_ok(a.kv_type, a.head_dim) && kv_layout_supports(a.layout, a.kv_type) &&
+         (a.layout != KvLayout::kHeadBlocks || a.n_blocks > 0);
 }
 
 }  // namespace

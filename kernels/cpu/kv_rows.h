@@ -67,17 +67,24 @@ inline void dequantize_q8_0_row(const uint8_t* src, float* dst, int64_t n) {
   }
 }
 
-// The row of (slot, kv head g): every row of a kTokenRows pool, the V rows of kHeadBlocks.
+// kHeadBlocks: the index of (cache block, kv head g)'s run of block_size rows, K or V.
+inline int64_t kv_head_block_run(int64_t block, int64_t g, int64_t n_blocks) {
+  return g * n_blocks + block;
+}
+
+// The row of (slot, kv head g): every row of a kTokenRows pool, the V rows of kHeadBlocks
+// (n_blocks: the pool's blocks, kHeadBlocks only).
 inline int64_t kv_row_index(KvLayout layout, int64_t slot, int64_t g, int64_t n_kv_head,
-                            int64_t block_size) {
+                            int64_t block_size, int64_t n_blocks) {
   if (layout == KvLayout::kTokenRows) return slot * n_kv_head + g;
-  return ((slot / block_size) * n_kv_head + g) * block_size + slot % block_size;
+  return kv_head_block_run(slot / block_size, g, n_blocks) * block_size + slot % block_size;
 }
 
 // Offset (in values) of value c of the kHeadBlocks key of (slot, kv head g).
-inline int64_t kv_head_blocks_key_index(int64_t slot, int64_t g, int64_t c, int64_t n_kv_head,
-                                        int64_t head_dim, int64_t block_size) {
-  return (((slot / block_size) * n_kv_head + g) * head_dim + c) * block_size + slot % block_size;
+inline int64_t kv_head_blocks_key_index(int64_t slot, int64_t g, int64_t c, int64_t head_dim,
+                                        int64_t block_size, int64_t n_blocks) {
+  return (kv_head_block_run(slot / block_size, g, n_blocks) * head_dim + c) * block_size +
+         slot % block_size;
 }
 
 // Reads row `row` (kv_row_index) of a cache into dst: [head_dim] floats.
@@ -125,13 +132,14 @@ inline void kv_store_row(DType t, void* cache, int64_t row, int64_t head_dim, co
 
 // Reads the key of (slot, kv head g) into dst: [head_dim] floats, in either layout.
 inline void kv_load_key(KvLayout layout, DType t, const void* cache, int64_t slot, int64_t g,
-                        int64_t n_kv_head, int64_t head_dim, int64_t block_size, float* dst) {
+                        int64_t n_kv_head, int64_t head_dim, int64_t block_size, int64_t n_blocks,
+                        float* dst) {
   if (layout == KvLayout::kTokenRows) {
     kv_load_row(t, cache, slot * n_kv_head + g, head_dim, dst);
     return;
   }
   for (int64_t c = 0; c < head_dim; ++c) {
-    const int64_t i = kv_head_blocks_key_index(slot, g, c, n_kv_head, head_dim, block_size);
+    const int64_t i = kv_head_blocks_key_index(slot, g, c, head_dim, block_size, n_blocks);
     if (t == DType::F32) {
       std::memcpy(dst + c, static_cast<const float*>(cache) + i, sizeof(float));
     } else {

@@ -165,8 +165,8 @@ void kv_store_head_blocks(const KvStoreArgs& a) {
     for (int64_t g = 0; g < a.n_kv_head; ++g) {
       const float* k = a.k + (t * a.n_kv_head + g) * d;  // [head_dim]
       const float* v = a.v + (t * a.n_kv_head + g) * d;  // [head_dim]
-      const int64_t row = detail::kv_row_index(a.layout, slot, g, a.n_kv_head, bs);
-      const int64_t k0 = detail::kv_head_blocks_key_index(slot, g, 0, a.n_kv_head, d, bs);
+      const int64_t row = detail::kv_row_index(a.layout, slot, g, a.n_kv_head, bs, a.n_blocks);
+      const int64_t k0 = detail::kv_head_blocks_key_index(slot, g, 0, d, bs, a.n_blocks);
       if (a.kv_type == DType::F16) {
         to_fp16(v, static_cast<uint16_t*>(a.v_cache) + row * d, d);
         uint16_t* kc = static_cast<uint16_t*>(a.k_cache) + k0;
@@ -191,7 +191,7 @@ void kv_store(const KvStoreArgs& a) {
     return;
   }
   if (a.layout == KvLayout::kHeadBlocks) {
-    if (a.block_size > 0) kv_store_head_blocks(a);
+    if (a.block_size > 0 && a.n_blocks > 0) kv_store_head_blocks(a);
     return;
   }
   // F16 rows: a token's kv heads are one contiguous run in k / v and in the cache slot.

@@ -34,7 +34,7 @@ void paged_attention(const PagedAttentionArgs& a) {
       double mx = -INFINITY;
       for (int64_t p = first; p <= pos; ++p) {
         detail::kv_load_key(a.layout, a.kv_type, a.k_cache, slot_of(p), g, a.n_kv_head, d,
-                            a.block_size, k.data());
+                            a.block_size, a.n_blocks, k.data());
         double s = 0.0;
         for (int64_t i = 0; i < d; ++i) s += static_cast<double>(q[i]) * k[i];
         scores.push_back(s * scale);
@@ -46,7 +46,7 @@ void paged_attention(const PagedAttentionArgs& a) {
         const double w = std::exp(scores[p - first] - mx);
         sum += w;
         const int64_t row =
-            detail::kv_row_index(a.layout, slot_of(p), g, a.n_kv_head, a.block_size);
+            detail::kv_row_index(a.layout, slot_of(p), g, a.n_kv_head, a.block_size, a.n_blocks);
         detail::kv_load_row(a.kv_type, a.v_cache, row, d, v.data());
         for (int64_t i = 0; i < d; ++i) acc[i] += w * v[i];
       }

@@ -68,7 +68,7 @@ size_t row_bytes(DType t, int64_t d) {
 // A batch: per sequence, its full K/V history and which trailing positions are queried now.
 struct Batch {
   Case c;
-  int64_t n_head = 0, n_tokens = 0, max_blocks = 0;
+  int64_t n_head = 0, n_tokens = 0, max_blocks = 0, n_blocks = 0;
   std::vector<int64_t> lens, n_new;
   std::vector<std::vector<float>> k, v;  // per seq: [len, n_kv_head, head_dim], as stored
   std::vector<float> q;                  // [n_tokens, n_head, head_dim]
@@ -88,6 +88,7 @@ struct Batch {
     a.kv_type = c.kv_type;
     a.layout = c.layout;
     a.block_size = c.block_size;
+    a.n_blocks = n_blocks;
     a.token_seq = token_seq.data();
     a.token_pos = token_pos.data();
     a.block_tables = tables.data();
@@ -121,6 +122,7 @@ Batch make_batch(const Case& c, uint32_t seed) {
     b.max_blocks = std::max(b.max_blocks, (len + c.block_size - 1) / c.block_size);
     n_blocks += (len + c.block_size - 1) / c.block_size;
   }
+  b.n_blocks = n_blocks;
   std::vector<int32_t> phys(n_blocks);
   std::iota(phys.begin(), phys.end(), 0);
   std::shuffle(phys.begin(), phys.end(), rng);
@@ -176,6 +178,7 @@ Batch make_batch(const Case& c, uint32_t seed) {
   st.kv_type = c.kv_type;
   st.layout = c.layout;
   st.block_size = c.block_size;
+  st.n_blocks = n_blocks;
   st.slots = slots.data();
   st.n_tokens = static_cast<int64_t>(slots.size());
   st.n_kv_head = c.n_kv_head;

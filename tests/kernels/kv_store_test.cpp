@@ -78,9 +78,10 @@ TEST(KvStore, F16RowsEqualPortableConversion) {
 }
 
 // kHeadBlocks puts value c of the key of (slot, kv head g) at
-// ((block * n_kv_head + g) * head_dim + c) * block_size + row and its value at
-// ((block * n_kv_head + g) * block_size + row) * head_dim + c (block = slot / block_size, row =
+// ((g * n_blocks + block) * head_dim + c) * block_size + row and its value at
+// ((g * n_blocks + block) * block_size + row) * head_dim + c (block = slot / block_size, row =
 // slot % block_size), written out here from attention.h's shapes; other slots keep their bytes.
+// Without the pool's block count it stores nothing.
 TEST(KvStore, HeadBlocksPutEachValueAtItsPlace) {
   std::mt19937 rng(11);
   std::uniform_real_distribution<float> u(-2.0f, 2.0f);
@@ -107,6 +108,12 @@ TEST(KvStore, HeadBlocksPutEachValueAtItsPlace) {
       a.n_tokens = n_tokens;
       a.n_kv_head = n_kv;
       a.head_dim = d;
+      k::kv_store(a);  // n_blocks unset
+      for (size_t i = 0; i < n_values * elem; ++i) {
+        ASSERT_EQ(kc[i], 0xCD) << "k byte " << i << " stored without n_blocks";
+        ASSERT_EQ(vc[i], 0xCD) << "v byte " << i << " stored without n_blocks";
+      }
+      a.n_blocks = n_blocks;
       k::kv_store(a);
       auto stored = [&](const std::vector<uint8_t>& cache, int64_t i) {
         if (t == arc::DType::F32) {
@@ -127,8 +134,8 @@ TEST(KvStore, HeadBlocksPutEachValueAtItsPlace) {
         const int64_t block = slots[tok] / bs, row = slots[tok] % bs;
         for (int64_t g = 0; g < n_kv; ++g) {
           for (int64_t c = 0; c < d; ++c) {
-            const int64_t ki = ((block * n_kv + g) * d + c) * bs + row;
-            const int64_t vi = ((block * n_kv + g) * bs + row) * d + c;
+            const int64_t ki = ((g * n_blocks + block) * d + c) * bs + row;
+            const int64_t vi = ((g * n_blocks + block) * bs + row) * d + c;
             ASSERT_EQ(stored(kc, ki), as_type(kx[(tok * n_kv + g) * d + c])) << tok << " " << c;
             ASSERT_EQ(stored(vc, vi), as_type(vx[(tok * n_kv + g) * d + c])) << tok << " " << c;
             k_written[ki] = v_written[vi] = true;

@@ -60,12 +60,13 @@ void bm_swiglu(benchmark::State& st, k::OpsIsa isa) {
   st.SetBytesProcessed(st.iterations() * n * 12);
 }
 
-// One sequence of `ctx` positions in scattered cache blocks; n_tokens queries at its end. Args:
-// ctx, threads, head_dim, KV heads (4 query heads each)[, layers]. With `layers` > 1 each
-// iteration attends the next of that many separate caches, so the K/V comes from memory as in
-// the engine's decode step (one cache per layer) instead of from the last iteration's L2.
+// One sequence of `ctx` positions in scattered cache blocks (in_order: consecutive blocks, as a
+// sequence gets them from a fresh pool); n_tokens queries at its end. Args: ctx, threads,
+// head_dim, KV heads (4 query heads each)[, layers]. With `layers` > 1 each iteration attends the
+// next of that many separate caches, so the K/V comes from memory as in the engine's decode step
+// (one cache per layer) instead of from the last iteration's L2.
 void bm_attention(benchmark::State& st, k::OpsIsa isa, DType kv_type, k::KvLayout layout,
-                  int64_t n_tokens) {
+                  int64_t n_tokens, bool in_order) {
   const int64_t ctx = st.range(0), d = st.range(2), n_kv = st.range(3), rep = 4, bs = 16;
   const int64_t layers = st.range(4);
   const int64_t n_blocks = ctx / bs * layers;
@@ -88,6 +89,7 @@ void bm_attention(benchmark::State& st, k::OpsIsa isa, DType kv_type, k::KvLayou
   fill.kv_type = kv_type;
   fill.layout = layout;
   fill.block_size = bs;
+  fill.n_blocks = n_blocks;
   fill.slots = slots.data();
   fill.n_tokens = static_cast<int64_t>(slots.size());
   fill.n_kv_head = n_kv;
@@ -95,7 +97,9 @@ void bm_attention(benchmark::State& st, k::OpsIsa isa, DType kv_type, k::KvLayou
   k::kv_store(fill);
   // Layer l's sequence: rows l of a [layers, ctx / bs] table of scattered blocks.
   std::vector<int32_t> table(n_blocks);
-  for (int64_t i = 0; i < n_blocks; ++i) table[i] = static_cast<int32_t>((i * 37) % n_blocks);
+  for (int64_t i = 0; i < n_blocks; ++i) {
+    table[i] = static_cast<int32_t>(in_order ? i : (i * 37) % n_blocks);
+  }
   const int64_t seq_blocks = ctx / bs;
   const auto q = random_vec(n_tokens * n_kv * rep * d);
   std::vector<float> out(q.size());
@@ -113,6 +117,7 @@ void bm_attention(benchmark::State& st, k::OpsIsa isa, DType kv_type, k::KvLayou
   a.kv_type = kv_type;
   a.layout = layout;
   a.block_size = bs;
+  a.n_blocks = n_blocks;
   a.token_seq = seq.data();
   a.token_pos = pos.data();
   a.max_blocks_per_seq = seq_blocks;
@@ -149,6 +154,7 @@ void bm_kv_store(benchmark::State& st, DType kv_type, k::KvLayout layout) {
   a.kv_type = kv_type;
   a.layout = layout;
   a.block_size = bs;
+  a.n_blocks = blocks;
   a.slots = &slot;
   a.n_tokens = 1;
   a.n_kv_head = n_kv;
@@ -184,7 +190,7 @@ void register_all() {
          {std::tuple{DType::F16, head_blocks, "f16"}, std::tuple{DType::F32, head_blocks, "f32"},
           std::tuple{DType::F16, rows, "f16_rows"}, std::tuple{DType::Q8_0, rows, "q8_0_rows"}}) {
       benchmark::RegisterBenchmark(("attn_decode_" + std::string(tn) + "/" + n).c_str(),
-                                   bm_attention, isa, t, layout, int64_t{1})
+                                   bm_attention, isa, t, layout, int64_t{1}, false)
           ->Args({4096, 1, 128, 8, 1})
           ->Args({4096, 2, 128, 8, 1})
           ->Args({576, 1, 64, 4, 1})  // the 1 GB bench model's layer at bench -p 512 -n 128
@@ -196,14 +202,20 @@ void register_all() {
     // seconds per benchmark).
     if (isa == k::ops_isa_best()) {
       benchmark::RegisterBenchmark(("attn_decode_f16/" + n).c_str(), bm_attention, isa, DType::F16,
-                                   head_blocks, int64_t{1})
+                                   head_blocks, int64_t{1}, false)
           ->Args({576, 2, 64, 4, 512})
           ->Args({576, 1, 64, 4, 512})
           ->Args({2048, 2, 64, 4, 128})  // a longer context, 268 MB
           ->UseRealTime();
+      // The same with each sequence's blocks in order: one run per kv head and layer.
+      benchmark::RegisterBenchmark(("attn_decode_f16_in_order/" + n).c_str(), bm_attention, isa,
+                                   DType::F16, head_blocks, int64_t{1}, true)
+          ->Args({576, 2, 64, 4, 512})
+          ->Args({2048, 2, 64, 4, 128})
+          ->UseRealTime();
     }
     benchmark::RegisterBenchmark(("attn_prefill32_f16/" + n).c_str(), bm_attention, isa, DType::F16,
-                                 head_blocks, int64_t{32})
+                                 head_blocks, int64_t{32}, false)
         ->Args({1024, 1, 128, 8, 1})
         ->Args({1024, 2, 128, 8, 1})
         ->UseRealTime();

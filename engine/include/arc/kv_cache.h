@@ -71,7 +71,8 @@ class KvCache {
   static Result<std::unique_ptr<KvCache>> create(Backend& backend, const KvCacheOptions& opt);
 
   const KvCacheOptions& options() const { return opt_; }
-  // Bytes of one layer's K (or V) pool: [n_blocks, block_size, n_kv_head, head_dim].
+  // Bytes of one layer's K (or V) pool: n_blocks * block_size * n_kv_head * head_dim values, in
+  // the order of the backend's layout (kernels::KvLayout).
   size_t layer_bytes() const;
   void* k(int64_t layer) { return k_[layer]->data(); }
   void* v(int64_t layer) { return v_[layer]->data(); }

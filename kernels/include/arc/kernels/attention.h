@@ -18,10 +18,12 @@ enum class KvLayout : uint8_t {
   // K and V: [n_blocks, block_size, n_kv_head, head_dim] (a slot's heads side by side). Any
   // kv_type. The CUDA kernels' layout.
   kTokenRows,
-  // K: [n_blocks, n_kv_head, head_dim, block_size]; V: [n_blocks, n_kv_head, block_size,
+  // K: [n_kv_head, n_blocks, head_dim, block_size]; V: [n_kv_head, n_blocks, block_size,
   // head_dim]. F16 and F32 only. The CPU backend's layout: a block of one kv head is two
   // contiguous runs, and a dimension's keys sit side by side, so the scores of 16 keys are 16-lane
-  // multiply-adds over head_dim with no horizontal sum per key.
+  // multiply-adds over head_dim with no horizontal sum per key. Head-major, so a sequence's
+  // consecutive blocks are one long run per kv head, which a thread attending that head reads as
+  // a stream.
   kHeadBlocks,
 };
 
@@ -43,6 +45,7 @@ struct PagedAttentionArgs {
   DType kv_type = DType::F16;
   KvLayout layout = KvLayout::kTokenRows;
   int64_t block_size = 16;
+  int64_t n_blocks = 0;                   // kHeadBlocks: blocks in each pool (all < n_blocks)
   const int32_t* token_seq = nullptr;     // [n_tokens] row of block_tables for each token
   const int32_t* token_pos = nullptr;     // [n_tokens] absolute position of each token
   const int32_t* block_tables = nullptr;  // [n_seqs, max_blocks_per_seq]
@@ -62,6 +65,7 @@ struct KvStoreArgs {
   DType kv_type = DType::F16;
   KvLayout layout = KvLayout::kTokenRows;
   int64_t block_size = 16;         // kHeadBlocks only (kTokenRows slots need no block size)
+  int64_t n_blocks = 0;            // kHeadBlocks only: blocks in each pool
   const int32_t* slots = nullptr;  // [n_tokens], -1: padding, nothing stored
   int64_t n_tokens = 0;
   int64_t n_kv_head = 0;
