@@ -11,7 +11,8 @@ namespace arc::kernels::ref {
 
 void paged_attention(const PagedAttentionArgs& a) {
   if (a.n_kv_head <= 0 || a.n_head % a.n_kv_head != 0 || a.block_size <= 0 ||
-      !detail::kv_type_ok(a.kv_type, a.head_dim) || !kv_layout_supports(a.layout, a.kv_type))
+      !detail::kv_type_ok(a.kv_type, a.head_dim) || !kv_layout_supports(a.layout, a.kv_type) ||
+      (a.layout == KvLayout::kHeadBlocks && a.n_blocks <= 0))
     return;
   const int64_t d = a.head_dim;
   const int64_t n_rep = a.n_head / a.n_kv_head;

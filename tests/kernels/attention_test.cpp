@@ -402,6 +402,22 @@ TEST(KvStore, WritesEachSlotInItsFormatAndSkipsPadding) {
   EXPECT_FALSE(k::kv_cache_supported(DType::Q4_K, 64));
 }
 
+// kHeadBlocks pools are head-major, so without the pool's block count no K/V can be found:
+// every variant and the reference leave the output untouched instead of reading wrong rows.
+TEST(PagedAttention, HeadBlocksWithoutBlockCountWriteNothing) {
+  const Case c{64, 2, 4, 16, 0, DType::F16, 0.0f, false, k::KvLayout::kHeadBlocks};
+  const Batch b = make_batch(c, 7);
+  std::vector<float> out(b.q.size(), 123.0f);
+  k::PagedAttentionArgs a = b.args(out.data());
+  a.n_blocks = 0;
+  k::ref::paged_attention(a);
+  for (k::OpsIsa isa : k::ops_isas_available()) k::paged_attention_isa(isa, a, nullptr);
+  for (float x : out) ASSERT_EQ(x, 123.0f);
+  a.n_blocks = b.n_blocks;  // and with it, the oracle's answer
+  k::paged_attention(a, nullptr);
+  expect_close(out, dense_attention(b), 3e-5f);
+}
+
 TEST(PagedAttention, MisalignedBuffers) {
   // q, out and both caches start at odd offsets (4/12 bytes for floats, 2 bytes for F16 rows).
   for (const auto& [t, layout] : {std::pair{DType::F16, k::KvLayout::kTokenRows},
