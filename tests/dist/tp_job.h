@@ -50,7 +50,14 @@ inline std::vector<std::string> mpirun(int n, std::vector<std::string> args) {
 // A child process (its own process group) with stdout on a pipe and stderr in a file.
 class Job {
  public:
-  ~Job() { stop(); }
+  // The stderr file goes with the job: the assertions that print it run while the job lives.
+  ~Job() {
+    stop();
+    if (!err_path_.empty()) {
+      std::error_code ec;
+      fs::remove(err_path_, ec);
+    }
+  }
 
   bool start(const std::vector<std::string>& argv) {
     err_path_ = (fs::temp_directory_path() / ("arc_tp_serve_" + std::to_string(getpid()) + "_" +
