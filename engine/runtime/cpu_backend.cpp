@@ -33,7 +33,8 @@ class HostBuffer final : public DeviceBuffer {
 
 class CpuBackend : public Backend {
  public:
-  explicit CpuBackend(int n_threads) : pool_(n_threads) {}
+  explicit CpuBackend(int n_threads)
+      : pool_(n_threads), machine_threads_(ThreadPool::hardware_threads()) {}
 
   std::string_view name() const override { return "cpu"; }
   int num_threads() const override { return pool_.num_threads(); }
@@ -128,6 +129,7 @@ class CpuBackend : public Backend {
   void paged_attention(const kernels::PagedAttentionArgs& a) override {
     kernels::PagedAttentionArgs b = a;
     b.layout = cache_layout(a.kv_type);
+    b.split_threads = machine_threads_;  // the machine's, not the pool's
     kernels::paged_attention(b, &pool_);
   }
   void moe_route(const kernels::RouterArgs& a) override { kernels::moe_route(a); }
@@ -171,6 +173,9 @@ class CpuBackend : public Backend {
 
  protected:
   ThreadPool pool_;  // also rearranges weights at load (CopyingCpuBackend)
+  // The machine's hardware threads, asked once (a file read in the C library): attention plans
+  // its key split for them, so -t changes the speed, never the result.
+  const int machine_threads_;
 
  private:
   void fail(std::string m) {

@@ -29,6 +29,7 @@ struct Case {
   float scale = 0.0f;
   bool long_decode = false;  // decode tokens only, over long histories (the split-KV path)
   k::KvLayout layout = k::KvLayout::kTokenRows;
+  bool one_sequence = false;  // one decode token over 700 keys (every item equally long)
 };
 
 std::string name(const Case& c) {
@@ -108,7 +109,10 @@ Batch make_batch(const Case& c, uint32_t seed) {
   // Full prefill, decode at a block boundary, chunked prefill, a one-token sequence, a decode.
   b.lens = {33, 64, 20, 1, 71};
   b.n_new = {33, 1, 7, 1, 1};
-  if (c.long_decode) {
+  if (c.one_sequence) {
+    b.lens = {700};
+    b.n_new = {1};
+  } else if (c.long_decode) {
     b.lens = {700, 300, 257};
     b.n_new = {1, 1, 2};
     if (c.head_dim == 64) {  // past 32 x 512 keys the chunks grow; kept to small heads for speed
@@ -314,6 +318,39 @@ TEST(PagedAttention, ResultDoesNotDependOnThreadCount) {
   k::paged_attention(b.args(a.data()), &three);
   k::paged_attention_isa(k::ops_isa_best(), b.args(z.data()), &one);
   EXPECT_EQ(0, std::memcmp(a.data(), z.data(), a.size() * sizeof(float)));
+}
+
+// A machine whose thread count the items fill evenly takes them whole instead of in chunks of
+// keys: still the oracle's result, still the same for any pool. Chunks merged afterwards round
+// differently, so the bits also show which plan ran.
+TEST(PagedAttention, ItemsThatFillTheMachineAreAttendedWhole) {
+  arc::ThreadPool one(1), three(3);
+  for (const Case& c :
+       {Case{64, 4, 4, 16, 0, DType::F16, 0.0f, true, k::KvLayout::kHeadBlocks, true},
+        Case{128, 2, 4, 16, 0, DType::F32, 0.0f, true, k::KvLayout::kHeadBlocks, true},
+        Case{64, 4, 4, 16, 0, DType::F16, 0.0f, true, k::KvLayout::kTokenRows, true}}) {
+    const Batch b = make_batch(c, 3);
+    const auto want = dense_attention(b);
+    for (k::OpsIsa isa : k::ops_isas_available()) {
+      SCOPED_TRACE(name(c) + " isa=" + std::string(k::ops_isa_name(isa)));
+      std::vector<float> chunked(want.size()), whole(want.size()), whole3(want.size()),
+          odd(want.size());
+      k::PagedAttentionArgs a = b.args(chunked.data());
+      k::paged_attention_isa(isa, a, &three);
+      a.split_threads = 2;  // both kv head counts are multiples of 2
+      a.out = whole.data();
+      k::paged_attention_isa(isa, a, &one);
+      a.out = whole3.data();
+      k::paged_attention_isa(isa, a, &three);
+      a.split_threads = 3;  // 2 or 4 items over 3 threads: chunks, as without a machine width
+      a.out = odd.data();
+      k::paged_attention_isa(isa, a, &one);
+      expect_close(whole, want, 3e-5f);
+      EXPECT_EQ(0, std::memcmp(whole.data(), whole3.data(), whole.size() * sizeof(float)));
+      EXPECT_NE(0, std::memcmp(whole.data(), chunked.data(), whole.size() * sizeof(float)));
+      EXPECT_EQ(0, std::memcmp(odd.data(), chunked.data(), odd.size() * sizeof(float)));
+    }
+  }
 }
 
 TEST(PagedAttention, HandComputedTwoKeys) {

@@ -121,6 +121,7 @@ void bm_attention(benchmark::State& st, k::OpsIsa isa, DType kv_type, k::KvLayou
   a.token_seq = seq.data();
   a.token_pos = pos.data();
   a.max_blocks_per_seq = seq_blocks;
+  a.split_threads = arc::ThreadPool::hardware_threads();  // as the CPU backend plans it
   arc::ThreadPool pool(static_cast<int>(st.range(1)));
   int64_t layer = 0;
   for (auto _ : st) {

@@ -52,6 +52,13 @@ struct PagedAttentionArgs {
   int64_t max_blocks_per_seq = 0;
   float scale = 0.0f;          // 0: 1 / sqrt(head_dim)
   int64_t sliding_window = 0;  // 0: full causal
+  // The machine's hardware threads, for the CPU kernels' choice between attending each (token,
+  // kv head) whole or in chunks of keys merged afterwards (0: chunks whenever the shapes call for
+  // them). Whole items are faster when they spread evenly over the machine (a single sequence's
+  // decode with as many kv heads as cores, or a multiple). The choice changes the rounding, so it
+  // is taken from the machine, never from the pool's size: results do not depend on the thread
+  // count.
+  int split_threads = 0;
 };
 void paged_attention(const PagedAttentionArgs& args, Parallel* pool);
 
