@@ -1,6 +1,7 @@
 // MoE routing and expert FFNs on the CPU. The tokens routed to each expert are grouped so each
 // expert's weights stream once per step (decode reads only the k selected experts), and all
-// experts' rows run in one parallel loop per projection (see moe_ffn_at).
+// experts' rows run in one parallel loop per layer in decode, one per projection in prefill (see
+// moe_ffn_at).
 #include "arc/kernels/moe.h"
 
 #include <algorithm>
@@ -8,7 +9,12 @@
 #include <cmath>
 #include <cstring>
 #include <numeric>
+#include <thread>
 #include <vector>
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
+#endif
 
 #include "arc/kernels/cpu_dispatch.h"
 #include "arc/kernels/matmul.h"
@@ -86,16 +92,17 @@ struct Act {
   size_t stride = 0;
 };
 
-// The part of a claimed item range [i, i1) that belongs to one expert (items of an expert are
-// consecutive, `blocks` per expert): group gi, items [i, end), weight rows [o0, o1) of n_rows.
-struct ExpertSpan {
-  int64_t gi, end, o0, o1;
-};
-inline ExpertSpan expert_span(int64_t i, int64_t i1, int64_t blocks, int64_t n_rows) {
-  const int64_t gi = i / blocks;
-  const int64_t end = std::min(i1, (gi + 1) * blocks);
-  return {gi, end, (i % blocks) * kItemRows,
-          std::min(n_rows, ((end - 1) % blocks + 1) * kItemRows)};
+// Spins until `count` (another thread's atomic decrements) reaches 0.
+inline void wait_until_zero(int64_t& count) {
+  std::atomic_ref<int64_t> c(count);
+  for (int spins = 0; c.load(std::memory_order_acquire) != 0; ++spins) {
+#if defined(__x86_64__) || defined(__i386__)
+    _mm_pause();
+#elif defined(__aarch64__)
+    asm volatile("yield");
+#endif
+    if (spins > 4096) std::this_thread::yield();
+  }
 }
 
 // One expert's matrix (experts `expert_stride` bytes apart from `w`) against the prepared
@@ -151,8 +158,9 @@ bool moe_ffn_at(IsaLevel level, const MoeFfnArgs& a, Parallel* pool) {
 
 // Every routed slot (token, j) is placed in expert order; then all experts' gate and up rows run
 // as ONE parallel loop over (expert, row block) items with the SwiGLU fused in, and all down rows
-// as a second loop. A decode step thus costs two thread-pool dispatches per layer instead of
-// three matmuls (each with its own dispatch and activation quantization) per selected expert.
+// as a second loop; a decode token's experts run gate/up then down in a single loop. A decode
+// step thus costs one thread-pool dispatch per layer instead of three matmuls (each with its own
+// dispatch and activation quantization) per selected expert.
 // Each output value depends only on its weight row and its token's activations, never on how the
 // items are split, so results do not depend on the thread count.
 bool moe_ffn_at(IsaLevel level, const MoeFfnArgs& a, Parallel* pool, Workspace* ws) {
@@ -192,10 +200,11 @@ bool moe_ffn_at(IsaLevel level, const MoeFfnArgs& a, Parallel* pool, Workspace* 
 
   // Bookkeeping, all in one workspace slot: count [n_expert + 1], slot_at [n_slots] (slot at
   // each expert-order position), pos_of [n_slots] (inverse), slot_token [n_slots], groups
-  // [n_slots], pending [n_slots * h_blocks] (gate/up items of a block not finished yet).
+  // [n_slots], pending [n_slots * h_blocks] (gate/up items of a block not finished yet), ready
+  // [n_slots] (decode: per group, what its down rows still wait for).
   const size_t n_meta = static_cast<size_t>(a.n_expert + 1 + 3 * n_slots) +
                         (sizeof(Group) / sizeof(int64_t) + 1) * static_cast<size_t>(n_slots) +
-                        static_cast<size_t>(n_slots * h_blocks);
+                        static_cast<size_t>(n_slots * h_blocks + n_slots);
   auto* meta = ws->get<int64_t>(Workspace::kMoeMeta, n_meta);
   if (meta == nullptr) return false;
   int64_t* count = meta;
@@ -259,51 +268,96 @@ bool moe_ffn_at(IsaLevel level, const MoeFfnArgs& a, Parallel* pool, Workspace* 
       }
     }
   }
-  // A claimed range of items is run as few kernel calls as possible: consecutive items of one
-  // expert are one row range, so the kernel's prefetch streams through it instead of starting
-  // cold every kItemRows rows (row results do not depend on how the rows are split).
-  // A decode step's experts run as per-thread shares (parallel_items).
-  const size_t gate_up_bytes = static_cast<size_t>(n_groups) * (gate_stride + up_stride);
-  parallel_items(
-      pool, a.n_tokens, n_groups * ff_blocks, gate_up_bytes, 1, [&](int64_t i0, int64_t i1) {
-        for (int64_t i = i0; i < i1;) {
-          const auto [gi, j, o0, o1] = expert_span(i, i1, ff_blocks, n_ff);
-          const Group& gr = groups[gi];
-          kg.fn(expert_rows(a.gate, gate_stride, *gate_row, gr, xg, n_embd, g, n_ff), o0, o1);
-          ku.fn(expert_rows(a.up, up_stride, *up_row, gr, xu, n_embd, u, n_ff), o0, o1);
-          // The vector SwiGLU of ops.h (a scalar expf per value cost about 3% of a decode step).
-          for (int64_t t = gr.begin; t < gr.begin + gr.n; ++t) {
-            swiglu(g + t * n_ff + o0, u + t * n_ff + o0, g + t * n_ff + o0, o1 - o0);
-          }
-          for (; h_quantized && i < j; ++i) {  // each item's share of its activation blocks
-            const int64_t q0 = (i % ff_blocks) * kItemRows;
-            const int64_t q1 = std::min(n_ff, q0 + kItemRows);
-            for (int64_t qb = q0 / h_block; qb <= (q1 - 1) / h_block; ++qb) {
-              std::atomic_ref<int64_t> left(pending[gi * h_blocks + qb]);
-              if (left.fetch_sub(1, std::memory_order_acq_rel) != 1) continue;
-              const size_t off = static_cast<size_t>(qb) * h_info->block_bytes;
-              for (int64_t t = gr.begin; t < gr.begin + gr.n; ++t) {
-                quantize_act(level, h_type, g + t * n_ff + qb * h_block, hq + t * h.stride + off,
-                             h_block);
-              }
-            }
-          }
-          i = j;
+  // Gate and up rows of items [j0, j1) of group gi (kItemRows rows each), SwiGLU fused. With
+  // `ready`, the group's count of what its down rows wait for goes down as parts finish.
+  auto gate_up = [&](int64_t gi, int64_t j0, int64_t j1, int64_t* ready) {
+    const Group& gr = groups[gi];
+    const int64_t o0 = j0 * kItemRows, o1 = std::min(n_ff, j1 * kItemRows);
+    kg.fn(expert_rows(a.gate, gate_stride, *gate_row, gr, xg, n_embd, g, n_ff), o0, o1);
+    ku.fn(expert_rows(a.up, up_stride, *up_row, gr, xu, n_embd, u, n_ff), o0, o1);
+    // The vector SwiGLU of ops.h (a scalar expf per value cost about 3% of a decode step).
+    for (int64_t t = gr.begin; t < gr.begin + gr.n; ++t) {
+      swiglu(g + t * n_ff + o0, u + t * n_ff + o0, g + t * n_ff + o0, o1 - o0);
+    }
+    if (!h_quantized) {
+      if (ready) std::atomic_ref<int64_t>(ready[gi]).fetch_sub(j1 - j0, std::memory_order_acq_rel);
+      return;
+    }
+    for (int64_t j = j0; j < j1; ++j) {  // each item's share of its activation blocks
+      const int64_t q0 = j * kItemRows;
+      const int64_t q1 = std::min(n_ff, q0 + kItemRows);
+      for (int64_t qb = q0 / h_block; qb <= (q1 - 1) / h_block; ++qb) {
+        std::atomic_ref<int64_t> left(pending[gi * h_blocks + qb]);
+        if (left.fetch_sub(1, std::memory_order_acq_rel) != 1) continue;
+        const size_t off = static_cast<size_t>(qb) * h_info->block_bytes;
+        for (int64_t t = gr.begin; t < gr.begin + gr.n; ++t) {
+          quantize_act(level, h_type, g + t * n_ff + qb * h_block, hq + t * h.stride + off,
+                       h_block);
         }
-      });
-
-  // Down rows of every expert. out: [n_slots, n_embd] in expert order.
+        if (ready) std::atomic_ref<int64_t>(ready[gi]).fetch_sub(1, std::memory_order_acq_rel);
+      }
+    }
+  };
+  // Down rows of items [j0, j1) of group gi. out: [n_slots, n_embd] in expert order.
   const int64_t embd_blocks = (n_embd + kItemRows - 1) / kItemRows;
-  parallel_items(
-      pool, a.n_tokens, n_groups * embd_blocks, static_cast<size_t>(n_groups) * down_stride, 1,
-      [&](int64_t i0, int64_t i1) {
-        for (int64_t i = i0; i < i1;) {
-          const auto [gi, j, o0, o1] = expert_span(i, i1, embd_blocks, n_embd);
-          kd.fn(expert_rows(a.down, down_stride, *down_row, groups[gi], h, n_ff, out, n_embd), o0,
-                o1);
-          i = j;
-        }
-      });
+  auto down = [&](int64_t gi, int64_t j0, int64_t j1) {
+    kd.fn(expert_rows(a.down, down_stride, *down_row, groups[gi], h, n_ff, out, n_embd),
+          j0 * kItemRows, std::min(n_embd, j1 * kItemRows));
+  };
+  const size_t gate_up_bytes = static_cast<size_t>(n_groups) * (gate_stride + up_stride);
+  const size_t down_bytes = static_cast<size_t>(n_groups) * down_stride;
+
+  if (a.n_tokens == 1) {
+    // Decode: ONE loop over each expert's gate/up items followed by its down items, as per-thread
+    // shares (parallel_items): a thread streams its experts' three matrices one after another,
+    // and a layer pays one dispatch, cold start and tail instead of two. An expert's down items
+    // wait until its activations are complete (ready[gi] reaches 0). They come after all of
+    // those in the order, and every thread runs its claimed items in order, so the lowest
+    // unfinished item always runs on a thread that waits for nothing: no wait can last. Each
+    // value is computed exactly as in the two loops below.
+    int64_t* ready = pending + n_slots * h_blocks;  // [n_groups]
+    std::fill(ready, ready + n_groups, h_quantized ? h_blocks : ff_blocks);
+    const int64_t per_group = ff_blocks + embd_blocks;
+    parallel_items(pool, 1, n_groups * per_group, gate_up_bytes + down_bytes, 1,
+                   [&](int64_t i0, int64_t i1) {
+                     for (int64_t i = i0; i < i1;) {
+                       const int64_t gi = i / per_group, l = i % per_group;
+                       const int64_t base = gi * per_group;
+                       if (l < ff_blocks) {
+                         const int64_t end = std::min(i1, base + ff_blocks);
+                         gate_up(gi, l, end - base, ready);
+                         i = end;
+                         continue;
+                       }
+                       const int64_t end = std::min(i1, base + per_group);
+                       wait_until_zero(ready[gi]);
+                       down(gi, l - ff_blocks, end - base - ff_blocks);
+                       i = end;
+                     }
+                   });
+  } else {
+    // A claimed range of items is run as few kernel calls as possible: consecutive items of one
+    // expert are one row range, so the kernel's prefetch streams through it instead of starting
+    // cold every kItemRows rows (row results do not depend on how the rows are split).
+    parallel_items(pool, a.n_tokens, n_groups * ff_blocks, gate_up_bytes, 1,
+                   [&](int64_t i0, int64_t i1) {
+                     for (int64_t i = i0; i < i1;) {
+                       const int64_t gi = i / ff_blocks;
+                       const int64_t end = std::min(i1, (gi + 1) * ff_blocks);
+                       gate_up(gi, i - gi * ff_blocks, end - gi * ff_blocks, nullptr);
+                       i = end;
+                     }
+                   });
+    parallel_items(pool, a.n_tokens, n_groups * embd_blocks, down_bytes, 1,
+                   [&](int64_t i0, int64_t i1) {
+                     for (int64_t i = i0; i < i1;) {
+                       const int64_t gi = i / embd_blocks;
+                       const int64_t end = std::min(i1, (gi + 1) * embd_blocks);
+                       down(gi, i - gi * embd_blocks, end - gi * embd_blocks);
+                       i = end;
+                     }
+                   });
+  }
 
   // y[t] (+)= sum_j w[t, j] * out[pos(t, j)], adding the experts in ascending id (expert order),
   // whatever the batch: a token gets the same sums alone or inside a prefill.

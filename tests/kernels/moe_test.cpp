@@ -334,6 +334,45 @@ TEST(MoeFfn, FusedLoopsEqualOpByOpComposition) {
   }
 }
 
+// A decode token's experts run gate/up then down in one loop, where an expert's down rows wait
+// for its activations, which other threads may still be computing. Four threads on this
+// machine's two cores are descheduled at random, so shares are stolen mid-expert and waits
+// happen; every repeat must equal the one-thread result bit for bit (a down row that read an
+// unfinished activation would not).
+TEST(MoeFfn, DecodeDownRowsWaitForTheirExpertsActivations) {
+  constexpr int64_t k = 8;
+  const Experts ex = make_experts(DType::Q4_K, DType::Q6_K, kExperts, kEmbd, kFf);
+  for (cpu::IsaLevel level : cpu::available_isas()) {
+    SCOPED_TRACE(cpu::isa_name(level));
+    MoeFfnArgs a;
+    a.n_tokens = 1;
+    a.n_embd = kEmbd;
+    a.n_ff = kFf;
+    a.n_expert = kExperts;
+    a.k = k;
+    a.gate = ex.gate.data();
+    a.up = ex.up.data();
+    a.down = ex.down.data();
+    a.gate_type = a.up_type = DType::Q4_K;
+    a.down_type = DType::Q6_K;
+    ThreadPool one(1), four(4);
+    for (uint32_t rep = 0; rep < 40; ++rep) {
+      const auto x = random_floats(kEmbd, 70 + rep);
+      const Routing rt = route_random(1, k, 90 + rep);
+      a.x = x.data();
+      a.ids = rt.ids.data();
+      a.weights = rt.w.data();
+      std::vector<float> want(kEmbd), got(kEmbd);
+      a.y = want.data();
+      ASSERT_TRUE(cpu::moe_ffn_at(level, a, &one));
+      a.y = got.data();
+      ASSERT_TRUE(cpu::moe_ffn_at(level, a, &four));
+      ASSERT_EQ(0, std::memcmp(want.data(), got.data(), want.size() * sizeof(float)))
+          << "repeat " << rep;
+    }
+  }
+}
+
 TEST(MoeFfn, RejectsBadExpertIds) {
   const int64_t n_embd = 32, n_ff = 32;
   std::vector<float> wts(n_embd * n_ff * 2, 0.0f), x(n_embd), y(n_embd);
