@@ -138,30 +138,36 @@ Routing route_random(int64_t n_tok, int64_t k, uint32_t seed,
   return rt;
 }
 
+// The experts' part of the arguments: shapes, matrices and their types (no tokens yet).
+MoeFfnArgs expert_args(const Experts& ex, DType gate_up, DType down, int64_t k) {
+  MoeFfnArgs a;
+  a.n_embd = kEmbd;
+  a.n_ff = kFf;
+  a.n_expert = kExperts;
+  a.k = k;
+  a.gate = ex.gate.data();
+  a.up = ex.up.data();
+  a.down = ex.down.data();
+  a.gate_type = a.up_type = gate_up;
+  a.down_type = down;
+  return a;
+}
+
 void check_ffn(cpu::IsaLevel level, const Experts& ex, DType gt, DType dt, int64_t n_tok,
                RouterScoring scoring, Parallel* pool) {
   SCOPED_TRACE(std::string(cpu::isa_name(level)) + " " + std::string(dtype_name(gt)) + "/" +
                std::string(dtype_name(dt)) + " tokens=" + std::to_string(n_tok));
-  const int64_t n_exp = kExperts, n_embd = kEmbd, n_ff = kFf, k = 2;
+  const int64_t n_embd = kEmbd, k = 2;
   const auto x = random_floats(n_tok * n_embd, 41);
   const Routing rt = route_random(n_tok, k, 42, scoring);
   const std::vector<int32_t>& ids = rt.ids;
   const std::vector<float>& w = rt.w;
 
-  MoeFfnArgs a;
+  MoeFfnArgs a = expert_args(ex, gt, dt, k);
   a.x = x.data();
   a.n_tokens = n_tok;
-  a.n_embd = n_embd;
-  a.n_ff = n_ff;
-  a.n_expert = n_exp;
-  a.k = k;
   a.ids = ids.data();
   a.weights = w.data();
-  a.gate = ex.gate.data();
-  a.up = ex.up.data();
-  a.down = ex.down.data();
-  a.gate_type = a.up_type = gt;
-  a.down_type = dt;
   a.accumulate = true;
   std::vector<float> y = random_floats(n_tok * n_embd, 43), y_ref = y;
   a.y = y_ref.data();
@@ -211,16 +217,7 @@ TEST(MoeFfn, PrefillGroupingEqualsPerTokenDecode) {
   const std::vector<int32_t>& ids = rt.ids;
   const std::vector<float>& w = rt.w;
   for (cpu::IsaLevel level : cpu::available_isas()) {
-    MoeFfnArgs a;
-    a.n_embd = kEmbd;
-    a.n_ff = kFf;
-    a.n_expert = kExperts;
-    a.k = k;
-    a.gate = ex.gate.data();
-    a.up = ex.up.data();
-    a.down = ex.down.data();
-    a.gate_type = a.up_type = DType::Q4_K;
-    a.down_type = DType::Q6_K;
+    MoeFfnArgs a = expert_args(ex, DType::Q4_K, DType::Q6_K, k);
     std::vector<float> y_all(n_tok * kEmbd), y_one(n_tok * kEmbd);
     a.x = x.data();
     a.n_tokens = n_tok;
@@ -295,20 +292,11 @@ TEST(MoeFfn, FusedLoopsEqualOpByOpComposition) {
       }
       for (int threads : {1, 2, 3}) {
         ThreadPool pool(threads);
-        MoeFfnArgs a;
+        MoeFfnArgs a = expert_args(ex, c.gt, c.dt, k);
         a.x = x.data();
         a.n_tokens = n_tok;
-        a.n_embd = kEmbd;
-        a.n_ff = kFf;
-        a.n_expert = kExperts;
-        a.k = k;
         a.ids = ids.data();
         a.weights = w.data();
-        a.gate = ex.gate.data();
-        a.up = ex.up.data();
-        a.down = ex.down.data();
-        a.gate_type = a.up_type = c.gt;
-        a.down_type = c.dt;
         std::vector<float> y(n_tok * kEmbd, 1.0f);  // overwritten (accumulate is false)
         a.y = y.data();
         ASSERT_TRUE(cpu::moe_ffn_at(level, a, &pool));
@@ -344,17 +332,8 @@ TEST(MoeFfn, DecodeDownRowsWaitForTheirExpertsActivations) {
   const Experts ex = make_experts(DType::Q4_K, DType::Q6_K, kExperts, kEmbd, kFf);
   for (cpu::IsaLevel level : cpu::available_isas()) {
     SCOPED_TRACE(cpu::isa_name(level));
-    MoeFfnArgs a;
+    MoeFfnArgs a = expert_args(ex, DType::Q4_K, DType::Q6_K, k);
     a.n_tokens = 1;
-    a.n_embd = kEmbd;
-    a.n_ff = kFf;
-    a.n_expert = kExperts;
-    a.k = k;
-    a.gate = ex.gate.data();
-    a.up = ex.up.data();
-    a.down = ex.down.data();
-    a.gate_type = a.up_type = DType::Q4_K;
-    a.down_type = DType::Q6_K;
     ThreadPool one(1), four(4);
     for (uint32_t rep = 0; rep < 40; ++rep) {
       const auto x = random_floats(kEmbd, 70 + rep);
