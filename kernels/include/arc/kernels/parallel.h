@@ -22,8 +22,11 @@ class Parallel {
   // thus streams one stretch of memory in order (the prefetchers follow it), and a thread that
   // runs slower (a busy sibling hyperthread, a smaller core) is relieved at the end instead of
   // holding the loop up. With more than one thread, ranges are at most `step` long (one thread
-  // may run the loop as one call). This default runs for_range's ranges in pieces of `step`,
-  // for pools without shares.
+  // may run the loop as one call). Each fn call returns before its thread claims more, and a
+  // share is claimed front to back, so a loop whose items wait only for lower-numbered items
+  // always ends: the lowest unfinished item is running, or is the front of a share whose owner
+  // is not waiting (moe_ffn's decode loop relies on this). This default runs for_range's ranges
+  // in pieces of `step`, for pools without shares.
   virtual void for_shares(int64_t n, int64_t step,
                           const std::function<void(int64_t, int64_t)>& fn) {
     step = step < 1 ? 1 : step;
