@@ -95,13 +95,17 @@ struct Act {
 // Spins until `count` (another thread's atomic decrements) reaches 0.
 inline void wait_until_zero(int64_t& count) {
   std::atomic_ref<int64_t> c(count);
-  for (int spins = 0; c.load(std::memory_order_acquire) != 0; ++spins) {
+  for (int spins = 0; c.load(std::memory_order_acquire) != 0;) {
+    if (spins == 4096) {  // a long wait (the other thread descheduled): give the core away
+      std::this_thread::yield();
+      continue;
+    }
+    ++spins;
 #if defined(__x86_64__) || defined(__i386__)
     _mm_pause();
 #elif defined(__aarch64__)
     asm volatile("yield");
 #endif
-    if (spins > 4096) std::this_thread::yield();
   }
 }
 
