@@ -566,6 +566,14 @@ bool cuda_backend_built() {
   return true;
 }
 
+bool cuda_backend_emulated() {
+#if defined(ARC_CUDA_EMULATION)
+  return true;
+#else
+  return false;
+#endif
+}
+
 Result<std::unique_ptr<Backend>> make_cuda_backend(int device, bool graphs) {
   const int n = kc::device_count();
   if (n <= 0) {

@@ -21,6 +21,7 @@
 
 #include "arc/backend.h"
 #include "arc/backend_caps.h"
+#include "arc/backend_factory.h"
 #include "arc/kernels/cuda_ops.h"
 #include "arc/step_candidates.h"
 #include "runtime/cuda_check.h"
@@ -95,6 +96,7 @@ class CudaBackend final : public Backend,
   std::string device_description() const override;
   Result<double> measure_copy_bandwidth(size_t bytes) override;
   Result<uint64_t> free_memory_bytes() const override;
+  bool emulated() const override { return cuda_backend_emulated(); }
 
   // CandidateSelector (cuda_backend_sampling.cpp).
   void top_candidates(const kernels::TopCandidatesArgs& a) override;

@@ -8,6 +8,10 @@ bool cuda_backend_built() {
   return false;
 }
 
+bool cuda_backend_emulated() {
+  return false;
+}
+
 int cuda_device_count() {
   return 0;
 }

@@ -48,8 +48,9 @@ __global__ void kv_store_kernel(KvStoreArgs a, size_t row_bytes) {
 
 // grid: (n_splits, n_head, n_tokens); block: 4 warps. Lane owns dims lane + 32 i.
 __global__ void __launch_bounds__(kDecodeWarps* kWarp) decode_kernel(AttnParams p) {
-  __shared__ float s_m[kDecodeWarps], s_l[kDecodeWarps];
-  __shared__ float s_acc[kDecodeWarps][kMaxHeadDim];
+  ARC_SHARED(float, s_m, [kDecodeWarps]);
+  ARC_SHARED(float, s_l, [kDecodeWarps]);
+  ARC_SHARED(float, s_acc, [kDecodeWarps][kMaxHeadDim]);
   const int64_t sp = blockIdx.x, h = blockIdx.y, t = blockIdx.z;
   const int lane = threadIdx.x % kWarp, warp = threadIdx.x / kWarp;
   const int nd = static_cast<int>(p.head_dim / 32);
@@ -182,9 +183,9 @@ bool kv_store(const Context& ctx, const KvStoreArgs& a) {
       a.n_tokens > 0x7fffffff || a.n_kv_head > 65535)
     return false;
   if (a.n_tokens == 0) return true;
-  detail::
-      kv_store_kernel<<<dim3(static_cast<unsigned>(a.n_tokens), static_cast<unsigned>(a.n_kv_head)),
-                        128, 0, ctx.stream>>>(a, detail::kv_row_bytes(a.kv_type, a.head_dim));
+  ARC_LAUNCH(dim3(static_cast<unsigned>(a.n_tokens), static_cast<unsigned>(a.n_kv_head)), 128, 0,
+             ctx.stream, detail::kv_store_kernel)
+  (a, detail::kv_row_bytes(a.kv_type, a.head_dim));
   return true;
 }
 
@@ -229,11 +230,13 @@ bool paged_attention(const Context& ctx, const PagedAttentionArgs& a) {
   if (c.used() > ctx.scratch_size) return false;
   p.part_acc = s.acc;
   p.part_ml = s.ml;
-  decode_kernel<<<dim3(static_cast<unsigned>(p.n_splits), static_cast<unsigned>(a.n_head),
-                       static_cast<unsigned>(a.n_tokens)),
-                  kDecodeWarps * kWarp, 0, ctx.stream>>>(p);
-  decode_reduce_kernel<<<dim3(static_cast<unsigned>(a.n_head), static_cast<unsigned>(a.n_tokens)),
-                         static_cast<unsigned>(a.head_dim), 0, ctx.stream>>>(p);
+  ARC_LAUNCH(dim3(static_cast<unsigned>(p.n_splits), static_cast<unsigned>(a.n_head),
+                  static_cast<unsigned>(a.n_tokens)),
+             kDecodeWarps * kWarp, 0, ctx.stream, decode_kernel)
+  (p);
+  ARC_LAUNCH(dim3(static_cast<unsigned>(a.n_head), static_cast<unsigned>(a.n_tokens)),
+             static_cast<unsigned>(a.head_dim), 0, ctx.stream, decode_reduce_kernel)
+  (p);
   return true;
 }
 

@@ -21,14 +21,15 @@ size_t prefill_smem(int64_t d) {
 
 // grid: (ceil(n_tokens / 16), n_head); block: 128; dynamic shared memory: prefill_smem(d).
 __global__ void __launch_bounds__(kThreads) prefill_kernel(AttnParams p) {
-  extern __shared__ float smem[];
+  ARC_DYNAMIC_SHARED(float, smem);
   const int64_t d = p.head_dim, ld = d + 1;  // +1: conflict-free column reads
   float* sq = smem;                          // [16][d + 1] scaled queries
   float* skv = sq + kRows * ld;              // [32][d + 1] keys, then values
   float* sp = skv + kKeys * ld;              // [16][33] probabilities
-  __shared__ int32_t r_seq[kRows];
-  __shared__ int64_t r_pos[kRows], r_first[kRows];
-  __shared__ int r_done[kRows];
+  ARC_SHARED(int32_t, r_seq, [kRows]);
+  ARC_SHARED(int64_t, r_pos, [kRows]);
+  ARC_SHARED(int64_t, r_first, [kRows]);
+  ARC_SHARED(int, r_done, [kRows]);
 
   const int tid = threadIdx.x;
   const int64_t t0 = static_cast<int64_t>(blockIdx.x) * kRows, h = blockIdx.y;
@@ -149,7 +150,7 @@ bool launch_attention_prefill(Stream s, const AttnParams& p) {
                                         static_cast<int>(smem)));
   }
   const dim3 grid(ceil_div(p.n_tokens, kRows), static_cast<unsigned>(p.n_head));
-  prefill_kernel<<<grid, kThreads, smem, s>>>(p);
+  ARC_LAUNCH(grid, kThreads, smem, s, prefill_kernel)(p);
   return true;
 }
 

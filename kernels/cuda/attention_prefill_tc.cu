@@ -23,11 +23,15 @@ constexpr int kTcThreads = kTcWarps * kWarp;
 // c += a * b: a 16x16 (row), b 16x8 (col), F16 inputs, F32 accumulators.
 __device__ __forceinline__ void mma_16816(float (&c)[4], const uint32_t (&a)[4], uint32_t b0,
                                           uint32_t b1) {
+#if defined(ARC_CUDA_EMULATION)
+  arc::cuda_emu::mma_m16n8k16_row_col_f32_f16(c, a, b0, b1);  // the PTX layouts, emulated
+#else
   asm volatile(
       "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, "
       "{%8, %9}, {%0, %1, %2, %3};\n"
       : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
       : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+#endif
 }
 
 // Two adjacent halves of shared memory (4-byte aligned) as one register.
@@ -55,15 +59,17 @@ struct TcShape {
 template <int D, int KEYS>
 __global__ void __launch_bounds__(kTcThreads) prefill_tc_kernel(AttnParams p) {
   using S = TcShape<D, KEYS>;
-  extern __shared__ __align__(16) unsigned char tc_smem[];
+  ARC_DYNAMIC_SHARED(unsigned char, tc_smem);
   __half* qs = reinterpret_cast<__half*>(tc_smem);  // [64][kQld] scaled queries
   __half* ks = qs + kTcRows * S::kQld;              // [KEYS][kKld] keys
   __half* vt = ks + KEYS * S::kKld;                 // [D][kVld] values, transposed
-  __shared__ int32_t r_seq[kTcRows];
-  __shared__ int64_t r_pos[kTcRows], r_first[kTcRows];
-  __shared__ int r_done[kTcRows];
-  __shared__ int32_t s_seq;
-  __shared__ int64_t s_lo, s_hi;
+  ARC_SHARED(int32_t, r_seq, [kTcRows]);
+  ARC_SHARED(int64_t, r_pos, [kTcRows]);
+  ARC_SHARED(int64_t, r_first, [kTcRows]);
+  ARC_SHARED(int, r_done, [kTcRows]);
+  ARC_SHARED(int32_t, s_seq, );
+  ARC_SHARED(int64_t, s_lo, );
+  ARC_SHARED(int64_t, s_hi, );
 
   const int tid = threadIdx.x, lane = tid % kWarp, warp = tid / kWarp;
   const int grp = lane / 4, quad = lane % 4;
@@ -263,7 +269,7 @@ bool launch_tc(Stream s, const AttnParams& p) {
                                         static_cast<int>(smem)));
   }
   const dim3 grid(ceil_div(p.n_tokens, kTcRows), static_cast<unsigned>(p.n_head));
-  prefill_tc_kernel<D, KEYS><<<grid, kTcThreads, smem, s>>>(p);
+  ARC_LAUNCH(grid, kTcThreads, smem, s, prefill_tc_kernel<D, KEYS>)(p);
   return true;
 }
 

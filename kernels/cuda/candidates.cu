@@ -64,13 +64,17 @@ __device__ double block_sum_d(double v, double* red) {
 }
 
 __global__ void __launch_bounds__(kThreads) candidates_kernel(TopCandidatesArgs a) {
-  __shared__ double dred[32];
-  __shared__ float fred[32];
-  __shared__ uint32_t hist[kBins];
-  __shared__ uint64_t sorted[kMaxCandidates];
-  __shared__ int warp_count[32];
-  __shared__ int warp_offset[32];
-  __shared__ int s_bin, s_remaining, s_above, s_eq_seen, s_tile_eq;
+  ARC_SHARED(double, dred, [32]);
+  ARC_SHARED(float, fred, [32]);
+  ARC_SHARED(uint32_t, hist, [kBins]);
+  ARC_SHARED(uint64_t, sorted, [kMaxCandidates]);
+  ARC_SHARED(int, warp_count, [32]);
+  ARC_SHARED(int, warp_offset, [32]);
+  ARC_SHARED(int, s_bin, );
+  ARC_SHARED(int, s_remaining, );
+  ARC_SHARED(int, s_above, );
+  ARC_SHARED(int, s_eq_seen, );
+  ARC_SHARED(int, s_tile_eq, );
 
   const int64_t r = blockIdx.x;
   const CandidateRow row = a.rows[r];
@@ -257,8 +261,9 @@ bool top_candidates(const Context& ctx, const TopCandidatesArgs& a) {
     return false;
   }
   if (a.n_rows == 0) return true;
-  detail::candidates_kernel<<<static_cast<unsigned>(a.n_rows), detail::kThreads, 0, ctx.stream>>>(
-      a);
+  ARC_LAUNCH(static_cast<unsigned>(a.n_rows), detail::kThreads, 0, ctx.stream,
+             detail::candidates_kernel)
+  (a);
   return true;
 }
 

@@ -1,5 +1,14 @@
-// Shared pieces of the CUDA kernels: the check macro, warp reductions, unaligned loads and the
-// scratch carving helper. Included by every kernels/cuda/*.cu.
+// Shared pieces of the CUDA kernels: the check macro, the launch and shared-memory spellings,
+// warp reductions, unaligned loads and the scratch carving helper. Included by every
+// kernels/cuda/*.cu.
+//
+// One source, two builds: nvcc compiles these files for the GPU; with ARC_CUDA_EMULATION the host
+// compiler compiles them against kernels/cuda_emu (its cuda_runtime.h, cuda_fp16.h and mma.h),
+// which runs every CUDA thread as a fiber (arc_cuda_emu/emulator.h). The three macros below are
+// the only spellings that differ:
+//   ARC_LAUNCH(grid, block, shared_bytes, stream, kernel)(args...)   kernel<<<...>>>(args...)
+//   ARC_SHARED(type, name, [dims]);                                  __shared__ type name[dims];
+//   ARC_DYNAMIC_SHARED(type, name);                          extern __shared__ type name[];
 #pragma once
 
 #include <cuda_fp16.h>
@@ -10,6 +19,17 @@
 #include <cstring>
 
 #include "arc/kernels/cuda_ops.h"
+
+#if defined(ARC_CUDA_EMULATION)
+#define ARC_LAUNCH(grid, block, shared, stream, ...) \
+  ARC_EMU_LAUNCH(grid, block, shared, stream, __VA_ARGS__)
+#define ARC_SHARED(type, name, dims) ARC_EMU_SHARED(type, name, dims)
+#define ARC_DYNAMIC_SHARED(type, name) ARC_EMU_DYNAMIC_SHARED(type, name)
+#else
+#define ARC_LAUNCH(grid, block, shared, stream, ...) __VA_ARGS__<<<grid, block, shared, stream>>>
+#define ARC_SHARED(type, name, dims) __shared__ type name dims
+#define ARC_DYNAMIC_SHARED(type, name) extern __shared__ __align__(16) type name[]
+#endif
 
 namespace arc::kernels::cuda {
 

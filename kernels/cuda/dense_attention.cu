@@ -47,12 +47,13 @@ __device__ void segment_of(const DenseParams& p, int64_t t, int64_t* b, int64_t*
 
 __global__ void dense_attention_kernel(DenseParams p) {
   constexpr int kDims = static_cast<int>(kDenseMaxHeadDim / kWarp);  // per lane
-  extern __shared__ float smem[];
+  ARC_DYNAMIC_SHARED(float, smem);
   const int64_t hd = p.head_dim, h = blockIdx.y;
   float* qs = smem;                           // [rows, hd]
   float* ks = qs + kDenseRowsPerBlock * hd;   // [32, hd + 1]
   float* vs = ks + kDenseKeyTile * (hd + 1);  // [32, hd]
-  __shared__ int64_t row_b[kDenseRowsPerBlock], row_e[kDenseRowsPerBlock];
+  ARC_SHARED(int64_t, row_b, [kDenseRowsPerBlock]);
+  ARC_SHARED(int64_t, row_e, [kDenseRowsPerBlock]);
 
   const int warp = threadIdx.x / kWarp, lane = threadIdx.x % kWarp;
   const int64_t t = static_cast<int64_t>(blockIdx.x) * kDenseRowsPerBlock + warp;
@@ -165,8 +166,9 @@ bool dense_attention(const Context& ctx, const DenseAttentionArgs& a) {
   }
   const dim3 grid(detail::ceil_div(a.n_tokens, detail::kDenseRowsPerBlock),
                   static_cast<unsigned>(a.n_head));
-  detail::dense_attention_kernel<<<grid, detail::kDenseRowsPerBlock * detail::kWarp, smem,
-                                   ctx.stream>>>(p);
+  ARC_LAUNCH(grid, detail::kDenseRowsPerBlock * detail::kWarp, smem, ctx.stream,
+             detail::dense_attention_kernel)
+  (p);
   return true;
 }
 

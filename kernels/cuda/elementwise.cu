@@ -14,7 +14,7 @@ unsigned grid_for(int64_t n) {
 // One block per row. x, y: [n_rows, d]; w: [d] or null.
 __global__ void rms_norm_kernel(const float* x, const float* __restrict__ w, float* y, int64_t d,
                                 float eps) {
-  __shared__ float red[32];
+  ARC_SHARED(float, red, [32]);
   const float* xr = x + blockIdx.x * d;
   float* yr = y + blockIdx.x * d;
   float ss = 0.0f;
@@ -85,12 +85,12 @@ __global__ void combine_kernel(CombineArgs a) {
 }  // namespace
 
 void launch_swiglu(Stream s, const float* gate, const float* up, float* y, int64_t n) {
-  if (n > 0) swiglu_kernel<<<grid_for(n), kThreads, 0, s>>>(gate, up, y, n);
+  if (n > 0) ARC_LAUNCH(grid_for(n), kThreads, 0, s, swiglu_kernel)(gate, up, y, n);
 }
 
 void launch_combine(Stream s, const CombineArgs& a) {
   if (a.n_tokens > 0 && a.d > 0)
-    combine_kernel<<<static_cast<unsigned>(a.n_tokens), kThreads, 0, s>>>(a);
+    ARC_LAUNCH(static_cast<unsigned>(a.n_tokens), kThreads, 0, s, combine_kernel)(a);
 }
 
 }  // namespace detail
@@ -103,21 +103,22 @@ bool rms_norm(const Context& ctx, const float* x, const float* w, float* y, int6
   if (n_rows < 0 || d <= 0 || n_rows > 0x7fffffff) return false;
   if (n_rows == 0) return true;
   const int threads = d >= 4096 ? 1024 : (d >= 1024 ? 512 : 256);
-  detail::rms_norm_kernel<<<static_cast<unsigned>(n_rows), threads, 0, ctx.stream>>>(x, w, y, d,
-                                                                                     eps);
+  ARC_LAUNCH(static_cast<unsigned>(n_rows), threads, 0, ctx.stream, detail::rms_norm_kernel)
+  (x, w, y, d, eps);
   return true;
 }
 
 bool add(const Context& ctx, const float* a, const float* b, float* y, int64_t n) {
   if (n < 0) return false;
-  if (n > 0) detail::add_kernel<<<grid_for(n), kThreads, 0, ctx.stream>>>(a, b, y, n);
+  if (n > 0) ARC_LAUNCH(grid_for(n), kThreads, 0, ctx.stream, detail::add_kernel)(a, b, y, n);
   return true;
 }
 
 bool add_bias(const Context& ctx, float* x, const float* bias, int64_t n_rows, int64_t d) {
   if (n_rows < 0 || d <= 0) return false;
   const int64_t n = n_rows * d;
-  if (n > 0) detail::add_bias_kernel<<<grid_for(n), kThreads, 0, ctx.stream>>>(x, bias, n, d);
+  if (n > 0)
+    ARC_LAUNCH(grid_for(n), kThreads, 0, ctx.stream, detail::add_bias_kernel)(x, bias, n, d);
   return true;
 }
 
@@ -132,7 +133,8 @@ bool add_sigmoid_gated(const Context& ctx, float* y, const float* s, const float
   if (n_rows < 0 || d <= 0) return false;
   const int64_t n = n_rows * d;
   if (n > 0) {
-    detail::add_sigmoid_gated_kernel<<<grid_for(n), kThreads, 0, ctx.stream>>>(y, s, g, n, d);
+    ARC_LAUNCH(grid_for(n), kThreads, 0, ctx.stream, detail::add_sigmoid_gated_kernel)
+    (y, s, g, n, d);
   }
   return true;
 }
@@ -141,7 +143,8 @@ bool gather(const Context& ctx, const float* x, const int32_t* rows, int64_t n, 
             float* out) {
   if (n < 0 || d < 0 || n > 0x7fffffff) return false;
   if (n > 0 && d > 0) {
-    detail::gather_kernel<<<static_cast<unsigned>(n), kThreads, 0, ctx.stream>>>(x, rows, d, out);
+    ARC_LAUNCH(static_cast<unsigned>(n), kThreads, 0, ctx.stream, detail::gather_kernel)
+    (x, rows, d, out);
   }
   return true;
 }

@@ -43,8 +43,8 @@ bool get_rows(const Context& ctx, DType t, const void* table, int64_t n_rows, in
   if (n_ids == 0 || d == 0) return true;
   return dispatch_format(t, [&](auto tc) {
     constexpr int T = decltype(tc)::value;
-    get_rows_kernel<T><<<static_cast<unsigned>(n_ids), 128, 0, ctx.stream>>>(
-        static_cast<const uint8_t*>(table), *row_bytes, n_rows, d, ids, out);
+    ARC_LAUNCH(static_cast<unsigned>(n_ids), 128, 0, ctx.stream, get_rows_kernel<T>)
+    (static_cast<const uint8_t*>(table), *row_bytes, n_rows, d, ids, out);
   });
 }
 

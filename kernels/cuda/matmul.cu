@@ -185,7 +185,7 @@ __device__ __forceinline__ void weight_chunk16(const uint8_t* row, int64_t k, in
 template <int T>
 __global__ void __launch_bounds__(kMmaThreads) mma_kernel(MmaArgs a) {
   using namespace nvcuda;
-  __shared__ MmaShared sh;
+  ARC_SHARED(MmaShared, sh, );
   const int tid = threadIdx.x, warp = tid / kWarp;
   const int64_t o0 = static_cast<int64_t>(blockIdx.x) * kTile;
   int64_t row_begin, row_end;
@@ -290,7 +290,8 @@ void launch_quantize_x(Stream s, const float* x, int64_t x_stride, int64_t n_row
   const int64_t n_blocks = n_in / 32;
   const int64_t threads = n_rows * n_blocks * kWarp;
   if (threads == 0) return;
-  quantize_x_kernel<<<ceil_div(threads, 256), 256, 0, s>>>(x, x_stride, n_rows, n_blocks, qx);
+  ARC_LAUNCH(ceil_div(threads, 256), 256, 0, s, quantize_x_kernel)
+  (x, x_stride, n_rows, n_blocks, qx);
 }
 
 bool weights_aligned(DType t, const void* w, size_t row_bytes, size_t expert_bytes) {
@@ -329,7 +330,7 @@ bool launch_matvec(Stream s, DType t, const MatvecArgs& a) {
     return dispatch_format(t, [&](auto tc) {
       constexpr int T = decltype(tc)::value;
       if constexpr (T == kF32 || T == kF16 || T == kBF16) {
-        matvec_f_kernel<T><<<grid, block, 0, s>>>(a, vec);
+        ARC_LAUNCH(grid, block, 0, s, matvec_f_kernel<T>)(a, vec);
       }
     });
   }
@@ -337,7 +338,7 @@ bool launch_matvec(Stream s, DType t, const MatvecArgs& a) {
   return dispatch_format(t, [&](auto tc) {
     constexpr int T = decltype(tc)::value;
     if constexpr (T != kF32 && T != kF16 && T != kBF16) {
-      matvec_q_kernel<T><<<grid, block, 0, s>>>(a, w16);
+      ARC_LAUNCH(grid, block, 0, s, matvec_q_kernel<T>)(a, w16);
     }
   });
 }
@@ -350,7 +351,7 @@ bool launch_mma(Stream s, DType t, const MmaArgs& a) {
   const dim3 grid(ceil_div(a.n_out, kTile), static_cast<unsigned>(tiles));
   return dispatch_format(t, [&](auto tc) {
     constexpr int T = decltype(tc)::value;
-    mma_kernel<T><<<grid, kMmaThreads, 0, s>>>(a);
+    ARC_LAUNCH(grid, kMmaThreads, 0, s, mma_kernel<T>)(a);
   });
 }
 

@@ -12,7 +12,7 @@ constexpr int kMaxK = 64;
 
 // One warp per token; dynamic shared: [2][n_expert] floats (probability, selection score).
 __global__ void route_kernel(RouterArgs a, int64_t k) {
-  extern __shared__ float sh[];
+  ARC_DYNAMIC_SHARED(float, sh);
   float* prob = sh;
   float* sel = sh + a.n_expert;
   const int lane = threadIdx.x;
@@ -89,7 +89,7 @@ int64_t max_tiles_for(int64_t n_pairs, int64_t n_expert) {
 // One block. ids: [n_pairs]. Dynamic shared: [2][n_expert] ints (counts, cursors).
 __global__ void bucket_kernel(const int32_t* __restrict__ ids, int64_t n_pairs, int64_t k,
                               int64_t n_expert, Buckets b) {
-  extern __shared__ int32_t ish[];
+  ARC_DYNAMIC_SHARED(int32_t, ish);
   int32_t* count = ish;
   int32_t* cursor = ish + n_expert;
   for (int64_t e = threadIdx.x; e < n_expert; e += blockDim.x) count[e] = 0;
@@ -245,7 +245,7 @@ bool prefill_ffn(const Context& ctx, const MoeFfnArgs& a, const Strides& st) {
     Carve c(ctx.scratch);
     const PrefillBufs b = carve_prefill(c, nt, a);
     const size_t smem = static_cast<size_t>(2 * a.n_expert) * sizeof(int32_t);
-    bucket_kernel<<<1, 1024, smem, s>>>(a.ids + t0 * a.k, pairs, a.k, a.n_expert, b.bk);
+    ARC_LAUNCH(1, 1024, smem, s, bucket_kernel)(a.ids + t0 * a.k, pairs, a.k, a.n_expert, b.bk);
     MmaArgs m;
     m.tiles = b.bk.tiles;
     m.n_tiles = b.bk.n_tiles;
@@ -326,8 +326,9 @@ bool moe_route(const Context& ctx, const RouterArgs& a) {
   if (a.n_tokens == 0) return true;
   const int64_t k = std::min(a.k, a.n_expert);
   const size_t smem = static_cast<size_t>(2 * a.n_expert) * sizeof(float);
-  detail::route_kernel<<<static_cast<unsigned>(a.n_tokens), detail::kWarp, smem, ctx.stream>>>(a,
-                                                                                               k);
+  ARC_LAUNCH(static_cast<unsigned>(a.n_tokens), detail::kWarp, smem, ctx.stream,
+             detail::route_kernel)
+  (a, k);
   return true;
 }
 

@@ -72,7 +72,7 @@ bool rope(const Context& ctx, const RopeArgs& a) {
   p.yarn_low = yd.low;
   p.yarn_high = yd.high;
   const int threads = static_cast<int>(std::min<int64_t>(256, (rot / 2 + 31) / 32 * 32));
-  detail::rope_kernel<<<static_cast<unsigned>(a.n_tokens), threads, 0, ctx.stream>>>(p);
+  ARC_LAUNCH(static_cast<unsigned>(a.n_tokens), threads, 0, ctx.stream, detail::rope_kernel)(p);
   return true;
 }
 

@@ -45,7 +45,7 @@ __device__ __forceinline__ float clean(float v) {
 
 // logits: [n_rows, n_vocab]; one block per row.
 __global__ void argmax_kernel(const float* __restrict__ logits, int64_t n_vocab, int32_t* out) {
-  __shared__ Best red[32];
+  ARC_SHARED(Best, red, [32]);
   const float* row = logits + blockIdx.x * n_vocab;
   Best b{-INFINITY, -1};
   for (int64_t i = threadIdx.x; i < n_vocab; i += blockDim.x) {
@@ -69,9 +69,9 @@ struct TopKParams {
 
 // grid: (n_chunks, n_rows). A taken entry becomes NaN so it is never picked again.
 __global__ void topk_chunk_kernel(TopKParams p) {
-  __shared__ float z[kTopKChunk];
-  __shared__ Best red[32];
-  __shared__ float fred[32];
+  ARC_SHARED(float, z, [kTopKChunk]);
+  ARC_SHARED(Best, red, [32]);
+  ARC_SHARED(float, fred, [32]);
   const int64_t r = blockIdx.y, c = blockIdx.x;
   const int64_t begin = c * kTopKChunk;
   const int64_t len = min(kTopKChunk, p.n_vocab - begin);
@@ -109,8 +109,8 @@ __global__ void topk_chunk_kernel(TopKParams p) {
 
 // One block per row: merge the chunk candidates and the softmax normaliser.
 __global__ void topk_merge_kernel(TopKParams p) {
-  __shared__ Best red[32];
-  __shared__ float fred[32];
+  ARC_SHARED(Best, red, [32]);
+  ARC_SHARED(float, fred, [32]);
   const int64_t r = blockIdx.x;
   const float* st = p.stats + 2 * r * p.n_chunks;
   float mx = -INFINITY;
@@ -174,8 +174,8 @@ bool argmax_rows(const Context& ctx, const float* logits, int64_t n_rows, int64_
                  int32_t* out_ids) {
   if (n_rows < 0 || n_rows > 0x7fffffff || n_vocab <= 0 || n_vocab > 0x7fffffff) return false;
   if (n_rows > 0) {
-    detail::argmax_kernel<<<static_cast<unsigned>(n_rows), 1024, 0, ctx.stream>>>(logits, n_vocab,
-                                                                                  out_ids);
+    ARC_LAUNCH(static_cast<unsigned>(n_rows), 1024, 0, ctx.stream, detail::argmax_kernel)
+    (logits, n_vocab, out_ids);
   }
   return true;
 }
@@ -200,9 +200,10 @@ bool top_k_rows(const Context& ctx, const float* logits, int64_t n_rows, int64_t
   p.stats = s.stats;
   p.out_ids = out_ids;
   p.out_lp = out_logprobs;
-  topk_chunk_kernel<<<dim3(static_cast<unsigned>(p.n_chunks), static_cast<unsigned>(n_rows)),
-                      kThreads, 0, ctx.stream>>>(p);
-  topk_merge_kernel<<<static_cast<unsigned>(n_rows), kThreads, 0, ctx.stream>>>(p);
+  ARC_LAUNCH(dim3(static_cast<unsigned>(p.n_chunks), static_cast<unsigned>(n_rows)), kThreads, 0,
+             ctx.stream, topk_chunk_kernel)
+  (p);
+  ARC_LAUNCH(static_cast<unsigned>(n_rows), kThreads, 0, ctx.stream, topk_merge_kernel)(p);
   return true;
 }
 

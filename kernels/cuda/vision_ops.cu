@@ -16,7 +16,7 @@ unsigned grid_for(int64_t n) {
 // before writing them, and the reductions finish before the first write.
 __global__ void layer_norm_kernel(const float* x, const float* __restrict__ w,
                                   const float* __restrict__ b, float* y, int64_t d, float eps) {
-  __shared__ float red[32];
+  ARC_SHARED(float, red, [32]);
   const float* xr = x + blockIdx.x * d;
   float* yr = y + blockIdx.x * d;
   float s = 0.0f;
@@ -77,22 +77,24 @@ bool layer_norm(const Context& ctx, const float* x, const float* w, const float*
   if (n_rows < 0 || d <= 0 || n_rows > 0x7fffffff) return false;
   if (n_rows == 0) return true;
   const int threads = d >= 4096 ? 1024 : (d >= 1024 ? 512 : 256);
-  detail::layer_norm_kernel<<<static_cast<unsigned>(n_rows), threads, 0, ctx.stream>>>(x, w, b, y,
-                                                                                       d, eps);
+  ARC_LAUNCH(static_cast<unsigned>(n_rows), threads, 0, ctx.stream, detail::layer_norm_kernel)
+  (x, w, b, y, d, eps);
   return true;
 }
 
 bool gelu(const Context& ctx, const float* x, float* y, int64_t n) {
   if (n < 0) return false;
   if (n > 0)
-    detail::gelu_tanh_kernel<<<detail::grid_for(n), detail::kThreads, 0, ctx.stream>>>(x, y, n);
+    ARC_LAUNCH(detail::grid_for(n), detail::kThreads, 0, ctx.stream, detail::gelu_tanh_kernel)
+    (x, y, n);
   return true;
 }
 
 bool gelu_erf(const Context& ctx, const float* x, float* y, int64_t n) {
   if (n < 0) return false;
   if (n > 0)
-    detail::gelu_erf_kernel<<<detail::grid_for(n), detail::kThreads, 0, ctx.stream>>>(x, y, n);
+    ARC_LAUNCH(detail::grid_for(n), detail::kThreads, 0, ctx.stream, detail::gelu_erf_kernel)
+    (x, y, n);
   return true;
 }
 
@@ -102,8 +104,8 @@ bool rope_table(const Context& ctx, const RopeTableArgs& a) {
   if (stride < a.n_heads * a.head_dim) return false;
   const int64_t total = a.n_tokens * a.n_heads * (a.head_dim / 2);
   if (total > 0) {
-    detail::rope_table_kernel<<<detail::grid_for(total), detail::kThreads, 0, ctx.stream>>>(
-        a, stride, total);
+    ARC_LAUNCH(detail::grid_for(total), detail::kThreads, 0, ctx.stream, detail::rope_table_kernel)
+    (a, stride, total);
   }
   return true;
 }

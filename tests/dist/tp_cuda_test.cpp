@@ -123,7 +123,8 @@ const auto kCases = ::testing::Values(ModelCase{"qwen3moe_f32", Family::kQwen3Mo
       GTEST_SKIP() << "run under mpirun -np 2 (this job has " << g_comm->size() << ")";     \
     }                                                                                       \
     if (!cuda_backend_built()) GTEST_SKIP() << "this build has no CUDA backend";            \
-    const int n_dev = cuda_device_count();                                                  \
+    /* Under the CUDA emulator every rank (process) has its own emulated device. */         \
+    const int n_dev = cuda_backend_emulated() ? g_comm->size() : cuda_device_count();        \
     if (n_dev < (min_devices)) {                                                            \
       GTEST_SKIP() << n_dev << " CUDA device(s) visible; this test needs " << (min_devices) \
                    << ((min_devices) > 1 ? " (NCCL refuses two ranks on one GPU)" : "");    \

@@ -5,8 +5,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <string>
 #include <thread>
 #include <vector>
@@ -66,6 +68,13 @@ class EngineProcess {
                                        "--port",
                                        "0"};
       argv.insert(argv.end(), args.begin(), args.end());
+      // ARC_E2E_BACKEND=cuda: the same tests on the CUDA backend (the cuda-emu preset sets it),
+      // unless a test names its backend itself.
+      const char* backend = std::getenv("ARC_E2E_BACKEND");
+      if (backend != nullptr && *backend != '\0' &&
+          std::find(argv.begin(), argv.end(), "--backend") == argv.end()) {
+        argv.insert(argv.end(), {"--backend", backend});
+      }
       std::vector<char*> c;
       for (auto& a : argv) c.push_back(a.data());
       c.push_back(nullptr);

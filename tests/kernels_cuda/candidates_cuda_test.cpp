@@ -1,8 +1,8 @@
 // The sampling candidates on the device (cuda::top_candidates) against kernels::top_candidates_ref
 // on the same rows: ids, penalised values and the max bit for bit (the host sampler finishes on
 // them and must pick the token it picks from the whole row); the lse and the tempered mass to
-// 1e-12 relative (another summation order). Odd vocabularies, ties (also at the k-th place and
-// between +0 and -0), penalties, k from 1 to the cap, many rows at once.
+// 1e-10 relative (another summation order over up to 151936 doubles). Odd vocabularies, ties (also
+// at the k-th place and between +0 and -0), penalties, k from 1 to the cap, many rows at once.
 #include <algorithm>
 #include <bit>
 #include <cmath>
@@ -112,7 +112,12 @@ TEST_F(CudaTest, TopCandidatesEqualTheHostReference) {
       EXPECT_EQ(stats[3 * r + 1], want_stats[3 * r + 1]) << "max, row " << r;
       for (int j : {0, 2}) {
         const double w = want_stats[3 * r + j];
-        EXPECT_NEAR(stats[3 * r + j], w, 1e-12 * (1.0 + std::fabs(w)))
+        if (std::isnan(w)) {  // a row of -inf only (vocab 1, masked): no distribution either way
+          EXPECT_TRUE(std::isnan(stats[3 * r + j])) << "vocab " << n_vocab << " row " << r;
+          continue;
+        }
+        // Sums of up to 151936 doubles in another order: n * eps ~ 2e-11 at worst.
+        EXPECT_NEAR(stats[3 * r + j], w, 1e-10 * (1.0 + std::fabs(w)))
             << "vocab " << n_vocab << " row " << r << " stat " << j;
       }
     }

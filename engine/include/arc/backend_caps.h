@@ -92,6 +92,8 @@ class DeviceReport {
   virtual Result<double> measure_copy_bandwidth(size_t bytes) = 0;
   // Device memory free now (the memory guard's budget for weights and KV).
   virtual Result<uint64_t> free_memory_bytes() const = 0;
+  // True on the CPU emulation of CUDA (kernels/cuda_emu): its timings say nothing about a GPU.
+  virtual bool emulated() const { return false; }
 };
 
 }  // namespace arc

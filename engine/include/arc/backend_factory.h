@@ -28,6 +28,10 @@ Result<std::unique_ptr<Backend>> make_cuda_backend(int device, bool graphs = tru
 // True when this build contains the CUDA backend (it may still find no device at run time).
 bool cuda_backend_built();
 
+// True when that backend runs on the CPU emulation of CUDA (cmake --preset cuda-emu): one
+// emulated device per process, so every rank of an mpirun job has its own.
+bool cuda_backend_emulated();
+
 // CUDA devices visible to this process (0 without the CUDA backend, a driver or a device).
 int cuda_device_count();
 

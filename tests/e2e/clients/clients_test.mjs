@@ -19,7 +19,10 @@ before(async () => {
   const made = spawnSync(bin, ['--log-level', 'warn', 'make-test-model', '--family', 'qwen3moe', '--out', model]);
   assert.equal(made.status, 0, String(made.stderr));
   server = spawn(bin, ['--log-level', 'warn', 'serve', '--port', '0', '--model', model, '--api-key', key,
-                       '--threads', '2', '--ctx-size', '512'], { stdio: ['ignore', 'pipe', 'inherit'] });
+                       '--threads', '2', '--ctx-size', '512',
+                       // e.g. "--backend cuda" (the cuda-emu preset runs these tests on the CUDA path)
+                       ...(process.env.ARC_ENGINE_ARGS || '').split(' ').filter(Boolean)],
+                 { stdio: ['ignore', 'pipe', 'inherit'] });
   baseUrl = await new Promise((resolve, reject) => {
     let out = '';
     server.stdout.on('data', (d) => {
