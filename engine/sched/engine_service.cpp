@@ -255,31 +255,34 @@ Status EngineService::load_now(const json& options) {
   m.emit("state", {{"state", "loading"}, {"model", path}});
   auto fail = [&](const Status& s) {
     logger("engine")->error("load failed: {}", s.to_string());
-    {
-      std::lock_guard<std::mutex> lock(m.mu);
-      m.state = EngineState::kError;
-      m.error = s.message();
-    }
     m.emit("load_error", {{"model", path}, {"message", s.message()}});
-    if (m.current() != nullptr) {  // refused before the loaded model was touched
+    auto settle = [&](EngineState state, std::string error) {
       std::lock_guard<std::mutex> lock(m.mu);
-      m.state = EngineState::kReady;
+      m.state = state;
+      m.error = std::move(error);
+    };
+    if (m.current() != nullptr) {  // refused before the loaded model was touched
+      settle(EngineState::kReady, s.message());
       return s;
     }
-    if (!previous) return s;
-    // The model that was serving comes back (its file was loadable a moment ago).
+    if (!previous) {
+      settle(EngineState::kError, s.message());
+      return s;
+    }
+    // The model that was serving comes back (its file was loadable a moment ago); the state
+    // stays "loading" meanwhile.
     auto again = load_model(m, previous->model, previous->ctx_size, previous->mmproj);
     if (!again.ok()) {
       logger("engine")->error("reloading {} failed too: {}", previous->model,
                               again.status().to_string());
+      settle(EngineState::kError, s.message());
       return s;
     }
     {
       std::lock_guard<std::mutex> lock(m.mu);
       m.loaded = *again;
-      m.state = EngineState::kReady;
-      m.error = s.message() + "; still serving " + previous->model;
     }
+    settle(EngineState::kReady, s.message() + "; still serving " + previous->model);
     m.emit("load_done", {{"model", (*again)->info.id}, {"path", previous->model}});
     return s;
   };

@@ -330,6 +330,16 @@ TEST(ServeE2EControl, UnloadLoadAndRefusal) {
   r = c.Post("/v1/completions", json({{"prompt", "hi"}, {"max_tokens", 3}}).dump(),
              "application/json");
   EXPECT_EQ(r->status, 200) << r->body;
+  // A load that passes the checks but fails after the unload (a projector for a model that
+  // takes no images): the model that was serving comes back.
+  r = c.Post("/engine/load", json({{"model", path}, {"mmproj", path}}).dump(), "application/json");
+  EXPECT_EQ(r->status, 202) << r->body;
+  s = status_after_load(c);
+  EXPECT_EQ(s["state"], "ready") << s.dump();
+  EXPECT_NE(s.value("error", "").find("still serving"), std::string::npos) << s.dump();
+  r = c.Post("/v1/completions", json({{"prompt", "hi"}, {"max_tokens", 3}}).dump(),
+             "application/json");
+  EXPECT_EQ(r->status, 200) << r->body;
   r = c.Post("/engine/unload", "{}", "application/json");
   EXPECT_EQ(r->status, 200);
   EXPECT_EQ(json::parse(c.Get("/health")->body)["status"], "idle");
