@@ -101,9 +101,12 @@ Status check_loadable(EngineService::Impl& m, const std::string& path, int64_t c
   ModelConfig c = *config;
   const int n_ranks = m.tp ? m.tp->comm().size() : 1;
   if (n_ranks > 1) {
-    ARC_ASSIGN_OR_RETURN(ShardPlan plan, plan_for_file(*file, n_ranks, 0));
-    weights = shard_weight_bytes(*file, plan);
-    c = plan.local;
+    // A model that does not split over this many ranks: the request's problem (400), not an
+    // outage.
+    auto plan = plan_for_file(*file, n_ranks, 0);
+    if (!plan.ok()) return invalid_argument(plan.status().message());
+    weights = shard_weight_bytes(*file, *plan);
+    c = plan->local;
   }
   // Host memory only: a GPU's free memory is checked by the load itself (after which a failure
   // brings the previous model back).
