@@ -3,6 +3,8 @@
 // bos_token, eos_token, enable_thinking, strftime_now and any extra keyword arguments).
 #include "arc/chat_template.h"
 
+#include <optional>
+
 namespace arc {
 namespace {
 
@@ -17,7 +19,60 @@ std::string token_text(const json& v) {
   return "";
 }
 
+// Tool-call arguments arrive as JSON text inside a string, past the request's depth check:
+// parse them only when shallow enough for the recursive walks that follow (copies, template
+// values). Deeper or invalid text stays a string.
+json parse_arguments(const std::string& text) {
+  constexpr int kMaxDepth = 64;
+  bool too_deep = false;
+  json::parser_callback_t cb = [&](int depth, json::parse_event_t event, json&) {
+    if ((event == json::parse_event_t::object_start || event == json::parse_event_t::array_start) &&
+        depth >= kMaxDepth) {
+      too_deep = true;
+      return false;  // skip what is inside
+    }
+    return true;
+  };
+  json args = json::parse(text, cb, /*allow_exceptions=*/false);
+  if (too_deep) return json(json::value_t::discarded);
+  return args;
+}
+
+// A content list whose parts are all text, joined with "\n"; nullopt when it holds anything else.
+std::optional<std::string> joined_text_parts(const json& content) {
+  std::string text;
+  for (size_t i = 0; i < content.size(); ++i) {
+    const json& part = content[i];
+    if (!part.is_object() || !part.contains("type") || part["type"] != "text" ||
+        !part.contains("text") || !part["text"].is_string()) {
+      return std::nullopt;
+    }
+    if (i > 0) text += "\n";
+    text += part["text"].get<std::string>();
+  }
+  return text;
+}
+
+bool renders_needle(const ChatTemplate& tpl, const json& content, const std::string& needle) {
+  json ctx = {{"messages", json::array({{{"role", "user"}, {"content", content}}})},
+              {"add_generation_prompt", true},
+              {"bos_token", ""},
+              {"eos_token", ""}};
+  auto out = tpl.render(ctx, std::time_t{0});
+  return out.ok() && out->find(needle) != std::string::npos;
+}
+
 }  // namespace
+
+ChatFormatter::ChatFormatter(ChatTemplate tpl, std::string bos_token, std::string eos_token)
+    : tpl_(std::move(tpl)), bos_(std::move(bos_token)), eos_(std::move(eos_token)) {
+  // The way llama.cpp learns a template's capabilities: does the text of a message given as a
+  // plain string reach the prompt, and does the text of a typed part?
+  const std::string needle = "<arc-content-probe-5d1e>";
+  typed_content_ =
+      !renders_needle(tpl_, json(needle), needle) &&
+      renders_needle(tpl_, json::array({{{"type", "text"}, {"text", needle}}}), needle);
+}
 
 Result<ChatFormatter> ChatFormatter::from_tokenizer_config(const json& config) {
   if (!config.is_object()) return invalid_argument("tokenizer_config.json must hold a JSON object");
@@ -61,7 +116,7 @@ json chat_message_to_json(const ChatMessage& m) {
       call["type"] = "function";
       // Templates expect a mapping (Qwen, gpt-oss apply tojson to it); arguments that are not a
       // JSON object stay the text the model produced.
-      json args = json::parse(c.arguments_json, nullptr, /*allow_exceptions=*/false);
+      json args = parse_arguments(c.arguments_json);
       call["function"] = {{"name", c.name},
                           {"arguments", args.is_discarded() ? json(c.arguments_json) : args}};
       calls.push_back(std::move(call));
@@ -101,14 +156,16 @@ Result<std::vector<ChatMessage>> chat_messages_from_json(const json& messages) {
           return invalid_argument(where + ".tool_calls: each call needs function.name");
         }
         ChatToolCall call;
-        call.id = c.value("id", "");
+        if (c.is_object() && c.contains("id") && c["id"].is_string()) call.id = c["id"];
         call.name = f["name"].get<std::string>();
         const json args = f.value("arguments", json::object());
         call.arguments_json = args.is_string() ? args.get<std::string>() : args.dump();
         msg.tool_calls.push_back(std::move(call));
       }
     }
-    msg.tool_call_id = m.value("tool_call_id", "");
+    if (m.contains("tool_call_id") && m["tool_call_id"].is_string()) {
+      msg.tool_call_id = m["tool_call_id"].get<std::string>();
+    }
     msg.name = m.contains("name") && m["name"].is_string() ? m["name"].get<std::string>() : "";
     out.push_back(std::move(msg));
   }
@@ -119,7 +176,13 @@ json ChatFormatter::build_context(const std::vector<ChatMessage>& messages,
                                   const ChatFormatOptions& options) const {
   json ctx = json::object();
   json msgs = json::array();
-  for (const auto& m : messages) msgs.push_back(chat_message_to_json(m));
+  for (const auto& m : messages) {
+    json jm = chat_message_to_json(m);
+    if (!typed_content_ && jm["content"].is_array()) {
+      if (auto text = joined_text_parts(jm["content"])) jm["content"] = std::move(*text);
+    }
+    msgs.push_back(std::move(jm));
+  }
   ctx["messages"] = std::move(msgs);
   if (options.tools.is_array() && !options.tools.empty()) ctx["tools"] = options.tools;
   ctx["add_generation_prompt"] = options.add_generation_prompt;

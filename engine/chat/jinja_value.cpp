@@ -7,7 +7,8 @@
 
 namespace arc::jinja {
 
-Value Value::from_json(const nlohmann::ordered_json& j) {
+Value Value::from_json(const nlohmann::ordered_json& j, int depth) {
+  if (depth > 512) throw Error("a template variable is nested deeper than 512 levels");
   switch (j.type()) {
     case nlohmann::ordered_json::value_t::null:
       return none();
@@ -33,13 +34,13 @@ Value Value::from_json(const nlohmann::ordered_json& j) {
     case nlohmann::ordered_json::value_t::array: {
       Array a;
       a.reserve(j.size());
-      for (const auto& e : j) a.push_back(from_json(e));
+      for (const auto& e : j) a.push_back(from_json(e, depth + 1));
       return array(std::move(a));
     }
     case nlohmann::ordered_json::value_t::object: {
       Object o;
       o.reserve(j.size());
-      for (const auto& [k, v] : j.items()) o.emplace_back(k, from_json(v));
+      for (const auto& [k, v] : j.items()) o.emplace_back(k, from_json(v, depth + 1));
       return object(std::move(o));
     }
     default:

@@ -88,7 +88,8 @@ class Value {
     r.fn_ = std::make_shared<Function>(std::move(f));
     return r;
   }
-  static Value from_json(const nlohmann::ordered_json& j);
+  // Throws Error for values nested deeper than 512 levels (the conversion recurses).
+  static Value from_json(const nlohmann::ordered_json& j, int depth = 0);
 
   Kind kind() const { return kind_; }
   bool is_undefined() const { return kind_ == Kind::kUndefined; }

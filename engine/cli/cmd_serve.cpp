@@ -118,6 +118,16 @@ int serve(ServeOpts o) {
       o.engine.catalog_path = *cat;
     }
   }
+  if (!o.model.empty()) {
+    // The folder of the model named at start is a model folder: POST /engine/load and
+    // /engine/fit take paths inside the model folders only.
+    std::error_code ec;
+    const auto model = std::filesystem::absolute(o.model, ec);
+    if (!ec) {
+      o.model = model.string();
+      o.engine.model_dirs.push_back(model.parent_path().string());
+    }
+  }
   EngineService service(o.engine);
   Server server(o.server, service);
   if (Status s = server.start(); !s.ok()) {
@@ -179,7 +189,9 @@ void add_serve_command(CLI::App& app, CliContext& ctx) {
       ->capture_default_str()
       ->check(CLI::Range(1, 4096));
   cmd->add_option("--model-dir", o->engine.model_dirs,
-                  "folders searched for GGUF files (repeatable)");
+                  "folders searched for GGUF files (repeatable); POST /engine/load and "
+                  "/engine/fit take model paths inside these folders (and the --model file's) "
+                  "only");
   cmd->add_option("--threads,-t", o->engine.threads, "CPU threads (0: all)")->capture_default_str();
   cmd->add_option("--backend", o->engine.backend, "compute backend: cpu or cuda")
       ->capture_default_str()

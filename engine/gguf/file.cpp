@@ -3,7 +3,6 @@
 #include <fmt/format.h>
 
 #include <filesystem>
-#include <regex>
 
 #include "arc/gguf.h"
 
@@ -126,14 +125,29 @@ struct SplitName {
 };
 
 // NAME-00002-of-00005.gguf -> {NAME, 5}; nullopt for names that are not split parts.
+// Matched by hand from the end: std::regex recurses once per character and overflows the stack
+// on long names (a 30,000-character path from a client).
 std::optional<SplitName> parse_split_name(const std::string& path) {
-  static const std::regex kSplit(R"(^(.*)-([0-9]{5})-of-([0-9]{5})\.gguf$)");
-  std::smatch m;
-  if (!std::regex_match(path, m, kSplit)) return std::nullopt;
-  const uint32_t no = static_cast<uint32_t>(std::stoul(m[2].str()));
-  const uint32_t count = static_cast<uint32_t>(std::stoul(m[3].str()));
-  if (count == 0 || no == 0 || no > count) return std::nullopt;
-  return SplitName{m[1].str(), count};
+  static constexpr std::string_view kSuffix = ".gguf";
+  // "-" 5 digits "-of-" 5 digits ".gguf"
+  constexpr size_t kTail = 1 + 5 + 4 + 5 + kSuffix.size();
+  if (path.size() < kTail) return std::nullopt;
+  const std::string_view tail = std::string_view(path).substr(path.size() - kTail);
+  auto number = [](std::string_view digits) -> std::optional<uint32_t> {
+    uint32_t v = 0;
+    for (char c : digits) {
+      if (c < '0' || c > '9') return std::nullopt;
+      v = v * 10 + static_cast<uint32_t>(c - '0');
+    }
+    return v;
+  };
+  if (tail[0] != '-' || tail.substr(6, 4) != "-of-" || tail.substr(15) != kSuffix) {
+    return std::nullopt;
+  }
+  const auto no = number(tail.substr(1, 5));
+  const auto count = number(tail.substr(10, 5));
+  if (!no || !count || *count == 0 || *no == 0 || *no > *count) return std::nullopt;
+  return SplitName{path.substr(0, path.size() - kTail), *count};
 }
 
 std::string split_path(const SplitName& s, uint32_t no) {
@@ -150,7 +164,8 @@ Result<File> File::open(const std::string& path) {
   std::vector<MappedFile> maps;
   for (uint32_t i = 0; i < n_parts; ++i) {
     const std::string part = split ? split_path(*split, i + 1) : path;
-    if (split && !std::filesystem::exists(part)) {
+    std::error_code ec;  // a name too long for the file system is a missing part, not a throw
+    if (split && !std::filesystem::exists(part, ec)) {
       return not_found(
           fmt::format("{}: the model is split into {} files but part {} ({}) is "
                       "missing; download every part into the same folder",

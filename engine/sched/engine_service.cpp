@@ -166,10 +166,49 @@ void EngineService::set_event_sink(EngineEventSink sink) {
   impl_->event_sink = std::move(sink);
 }
 
-Status EngineService::load(const json& options) {
-  if (!options.contains("model") || !options["model"].is_string() ||
+namespace {
+
+// The options of a load, checked: types and ranges.
+struct LoadRequest {
+  std::string model;
+  int64_t ctx_size = 0;
+  std::string mmproj;  // empty: pair automatically; "none": no projector
+};
+
+Result<LoadRequest> parse_load_options(const json& options, int64_t default_ctx) {
+  LoadRequest r;
+  if (!options.is_object() || !options.contains("model") || !options["model"].is_string() ||
       options["model"].get<std::string>().empty()) {
     return invalid_argument("'model' must be the path of a GGUF file");
+  }
+  r.model = options["model"].get<std::string>();
+  r.ctx_size = default_ctx;
+  if (options.contains("ctx_size") && !options["ctx_size"].is_null()) {
+    const json& c = options["ctx_size"];
+    if (!c.is_number_integer() || (c.is_number_unsigned() && c.get<uint64_t>() > (1u << 24)) ||
+        c.get<int64_t>() < 16 || c.get<int64_t>() > (1 << 24)) {
+      return invalid_argument("'ctx_size' must be an integer from 16 to 16777216");
+    }
+    r.ctx_size = c.get<int64_t>();
+  }
+  if (options.contains("mmproj") && !options["mmproj"].is_null()) {
+    if (!options["mmproj"].is_string()) return invalid_argument("'mmproj' must be a path");
+    r.mmproj = options["mmproj"].get<std::string>();
+  }
+  return r;
+}
+
+}  // namespace
+
+Status EngineService::load(const json& options) {
+  // Everything that can be checked is checked here, before the loaded model is touched: a
+  // request that cannot load gets its refusal now and the working model keeps serving.
+  ARC_ASSIGN_OR_RETURN(LoadRequest r, parse_load_options(options, impl_->opt.ctx_size));
+  ARC_ASSIGN_OR_RETURN(std::string path, resolve_model_path(impl_->opt.model_dirs, r.model));
+  if (!r.mmproj.empty() && r.mmproj != "none") {
+    auto mm = resolve_model_path(impl_->opt.model_dirs, r.mmproj);
+    if (!mm.ok()) return mm.status().with_context("'mmproj'");
+    r.mmproj = *mm;
   }
   if (std::string f = impl_->fault(); !f.empty()) return unavailable(f);
   {
@@ -177,47 +216,79 @@ Status EngineService::load(const json& options) {
     if (impl_->state == EngineState::kLoading) {
       return failed_precondition("a model is already loading; wait for it to finish");
     }
+  }
+  {
+    auto current = impl_->current();
+    Status s = check_loadable(*impl_, path, r.ctx_size, current.get());
+    if (!s.ok()) return s.with_context("cannot load " + path_for_message(r.model));
+  }
+  {
+    std::lock_guard<std::mutex> lock(impl_->mu);
+    if (impl_->state == EngineState::kLoading) {
+      return failed_precondition("a model is already loading; wait for it to finish");
+    }
     impl_->state = EngineState::kLoading;
   }
+  json resolved = {{"model", path}, {"ctx_size", r.ctx_size}};
+  if (!r.mmproj.empty()) resolved["mmproj"] = r.mmproj;
   if (impl_->load_thread.joinable()) impl_->load_thread.join();
-  impl_->load_thread = std::thread([this, options] { (void)load_now(options); });
+  impl_->load_thread = std::thread([this, resolved] { (void)load_now(resolved); });
   return ok_status();
 }
 
 Status EngineService::load_now(const json& options) {
   Impl& m = *impl_;
-  const std::string path = options.value("model", "");
+  auto request = parse_load_options(options, m.opt.ctx_size);
+  const std::string path = request.ok() ? request->model : std::string();
   std::lock_guard<std::mutex> switching(m.switch_mu);
   {
     std::lock_guard<std::mutex> lock(m.mu);
     m.state = EngineState::kLoading;
     m.error.clear();
   }
-  (void)unload_model(m);
+  // What to bring back if the new model fails to load after this one was unloaded.
+  std::optional<LoadRequest> previous;
+  if (auto cur = m.current()) {
+    previous = LoadRequest{cur->info.path, cur->ctx_size,
+                           cur->mmproj_path.empty() ? std::string("none") : cur->mmproj_path};
+  }
   m.emit("state", {{"state", "loading"}, {"model", path}});
   auto fail = [&](const Status& s) {
     logger("engine")->error("load failed: {}", s.to_string());
+    m.emit("load_error", {{"model", path}, {"message", s.message()}});
+    auto settle = [&](EngineState state, std::string error) {
+      std::lock_guard<std::mutex> lock(m.mu);
+      m.state = state;
+      m.error = std::move(error);
+    };
+    if (m.current() != nullptr) {  // refused before the loaded model was touched
+      settle(EngineState::kReady, s.message());
+      return s;
+    }
+    if (!previous) {
+      settle(EngineState::kError, s.message());
+      return s;
+    }
+    // The model that was serving comes back (its file was loadable a moment ago); the state
+    // stays "loading" meanwhile.
+    auto again = load_model(m, previous->model, previous->ctx_size, previous->mmproj);
+    if (!again.ok()) {
+      logger("engine")->error("reloading {} failed too: {}", previous->model,
+                              again.status().to_string());
+      settle(EngineState::kError, s.message());
+      return s;
+    }
     {
       std::lock_guard<std::mutex> lock(m.mu);
-      m.state = EngineState::kError;
-      m.error = s.message();
+      m.loaded = *again;
     }
-    m.emit("load_error", {{"model", path}, {"message", s.message()}});
+    settle(EngineState::kReady, s.message() + "; still serving " + previous->model);
+    m.emit("load_done", {{"model", (*again)->info.id}, {"path", previous->model}});
     return s;
   };
-  int64_t ctx_size = m.opt.ctx_size;
-  if (options.contains("ctx_size")) {
-    if (!options["ctx_size"].is_number_integer() || options["ctx_size"].get<int64_t>() < 16) {
-      return fail(invalid_argument("'ctx_size' must be an integer of at least 16"));
-    }
-    ctx_size = options["ctx_size"].get<int64_t>();
-  }
-  std::string mmproj;
-  if (options.contains("mmproj")) {
-    if (!options["mmproj"].is_string()) return fail(invalid_argument("'mmproj' must be a path"));
-    mmproj = options["mmproj"].get<std::string>();
-  }
-  auto loaded = load_model(m, path, ctx_size, mmproj);
+  if (!request.ok()) return fail(request.status());
+  (void)unload_model(m);
+  auto loaded = load_model(m, path, request->ctx_size, request->mmproj);
   if (!loaded.ok()) return fail(loaded.status().with_context("cannot load " + path));
   {
     std::lock_guard<std::mutex> lock(m.mu);
@@ -346,8 +417,11 @@ json EngineService::local_models() const {
 Result<json> EngineService::fit(const json& request) const {
   // {"model": PATH} or {"catalog": ID, "build": NAME}, plus optional "cluster" and "workload".
   fit::ModelSpec spec;
+  if (!request.is_object()) return invalid_argument("the request must be a JSON object");
   if (request.contains("model") && request["model"].is_string()) {
-    ARC_ASSIGN_OR_RETURN(spec, fit::model_spec_from_gguf_file(request["model"].get<std::string>()));
+    ARC_ASSIGN_OR_RETURN(std::string path, resolve_model_path(impl_->opt.model_dirs,
+                                                              request["model"].get<std::string>()));
+    ARC_ASSIGN_OR_RETURN(spec, fit::model_spec_from_gguf_file(path));
   } else if (request.contains("catalog") && request["catalog"].is_string()) {
     if (impl_->opt.catalog_path.empty()) {
       return not_found("this engine was started without a model catalog");
@@ -355,15 +429,17 @@ Result<json> EngineService::fit(const json& request) const {
     ARC_ASSIGN_OR_RETURN(auto cat, catalog::load_catalog(impl_->opt.catalog_path));
     const std::string id = request["catalog"];
     const catalog::Model* model = cat.find(id);
-    if (model == nullptr) return not_found("no catalog entry '" + id + "'");
-    if (model->builds.empty()) return not_found("catalog entry '" + id + "' has no builds");
+    const std::string shown = path_for_message(id);
+    if (model == nullptr) return not_found("no catalog entry '" + shown + "'");
+    if (model->builds.empty()) return not_found("catalog entry '" + shown + "' has no builds");
     const std::string build_name = request.contains("build") && request["build"].is_string()
                                        ? request["build"].get<std::string>()
                                        : "";
     const catalog::Build* build =
         build_name.empty() ? &model->builds.front() : model->find_build(build_name);
     if (build == nullptr)
-      return not_found("catalog entry '" + id + "' has no build '" + build_name + "'");
+      return not_found("catalog entry '" + shown + "' has no build '" +
+                       path_for_message(build_name) + "'");
     ARC_ASSIGN_OR_RETURN(spec, catalog::model_spec(*model, *build));
   } else {
     return invalid_argument(

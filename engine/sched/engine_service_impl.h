@@ -119,6 +119,20 @@ Result<std::shared_ptr<LoadedModel>> load_model(EngineService::Impl& m, const st
                                                 int64_t ctx_size, const std::string& mmproj = "");
 // Returns true when a model was loaded.
 bool unload_model(EngineService::Impl& m);
+// Before anything is unloaded: the file is a GGUF of an architecture this engine runs, and it
+// fits in the memory available once `current` (the loaded model, or null) is unloaded. Gives the
+// refusal with the numbers.
+Status check_loadable(EngineService::Impl& m, const std::string& path, int64_t ctx_size,
+                      const LoadedModel* current);
+
+// model_paths.cpp
+// `requested` (absolute, or relative to a model folder) as the canonical path of a regular file
+// inside one of `model_dirs` (no "..", symlinks resolved). The same not-found answer for files
+// outside the folders as for missing ones.
+Result<std::string> resolve_model_path(const std::vector<std::string>& model_dirs,
+                                       const std::string& requested);
+// A client-supplied path shortened for error messages.
+std::string path_for_message(std::string_view path);
 
 // engine_cluster.cpp: every rank's probe (GET /engine/cluster), kept as last_cluster. The caller
 // holds switch_mu (or no other thread sends control messages yet).

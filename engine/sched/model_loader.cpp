@@ -73,7 +73,64 @@ void read_ahead(EngineService::Impl& m, const gguf::File& file, const std::strin
   }
 }
 
+// Activations for one step of max_batch_tokens, and logits for up to max_parallel rows.
+uint64_t workspace_bytes(const EngineOptions& opt, const ModelConfig& c) {
+  return static_cast<uint64_t>(opt.max_batch_tokens) *
+             static_cast<uint64_t>(
+                 std::max<int64_t>({c.n_embd, c.q_dim(), c.n_ff, c.n_ff_exp * c.n_expert_used}) *
+                 8 * 4) +
+         static_cast<uint64_t>(std::max<int64_t>(opt.max_parallel, opt.max_batch_tokens)) *
+             static_cast<uint64_t>(c.n_vocab) * 4 +
+         (64ull << 20);
+}
+
+uint64_t kv_bytes_per_token(const EngineOptions& opt, const ModelConfig& c) {
+  return static_cast<uint64_t>(2 * c.n_layer * c.n_kv_head * c.head_dim) *
+         (opt.kv_type == DType::F16 ? 2 : 4);
+}
+
 }  // namespace
+
+Status check_loadable(EngineService::Impl& m, const std::string& path, int64_t ctx_size,
+                      const LoadedModel* current) {
+  auto file = gguf::File::open(path);
+  if (!file.ok()) return file.status();
+  auto config = config_from_gguf(*file);
+  if (!config.ok()) return config.status();
+  uint64_t weights = file->file_bytes();
+  ModelConfig c = *config;
+  const int n_ranks = m.tp ? m.tp->comm().size() : 1;
+  if (n_ranks > 1) {
+    // A model that does not split over this many ranks: the request's problem (400), not an
+    // outage.
+    auto plan = plan_for_file(*file, n_ranks, 0);
+    if (!plan.ok()) return invalid_argument(plan.status().message());
+    weights = shard_weight_bytes(*file, *plan);
+    c = plan->local;
+  }
+  // Host memory only: a GPU's free memory is checked by the load itself (after which a failure
+  // brings the previous model back).
+  if (m.opt.backend != "cpu") return ok_status();
+  const uint64_t available = available_memory_bytes();
+  if (available == 0) return ok_status();
+  const uint64_t freed =
+      current != nullptr ? current->weight_bytes + current->kv_bytes : uint64_t{0};
+  const uint64_t reserve = static_cast<uint64_t>(m.opt.reserve_gib * (1ull << 30));
+  const uint64_t min_kv = kv_bytes_per_token(m.opt, c) * static_cast<uint64_t>(ctx_size);
+  const uint64_t workspace = workspace_bytes(m.opt, c);
+  const uint64_t need = weights + min_kv + workspace + reserve;
+  if (need > available + freed) {
+    return out_of_range(
+        "the model does not fit: it needs " + gib(static_cast<double>(need)) + " (weights " +
+        gib(static_cast<double>(weights)) + ", KV for " + std::to_string(ctx_size) + " tokens " +
+        gib(static_cast<double>(min_kv)) + ", workspace " + gib(static_cast<double>(workspace)) +
+        ", reserve " + gib(static_cast<double>(reserve)) + ") but " +
+        gib(static_cast<double>(available + freed)) + " is available" +
+        (freed > 0 ? " once the loaded model is unloaded" : "") +
+        ". Use a smaller quantization, a shorter ctx_size, more boxes, or free memory");
+  }
+  return ok_status();
+}
 
 bool unload_model(EngineService::Impl& m) {
   std::shared_ptr<LoadedModel> old;
@@ -179,17 +236,8 @@ Result<std::shared_ptr<LoadedModel>> load_model(EngineService::Impl& m, const st
                    patches * static_cast<uint64_t>(7 * vc->n_embd + vc->n_ff) * sizeof(float);
     mm_file.emplace(std::move(*vf));
   }
-  const uint64_t kv_per_token = static_cast<uint64_t>(2 * c.n_layer * c.n_kv_head * c.head_dim) *
-                                (m.opt.kv_type == DType::F16 ? 2 : 4);
-  // Activations for one step of max_batch_tokens, and logits for up to max_parallel rows.
-  const uint64_t workspace =
-      static_cast<uint64_t>(m.opt.max_batch_tokens) *
-          static_cast<uint64_t>(
-              std::max<int64_t>({c.n_embd, c.q_dim(), c.n_ff, c.n_ff_exp * c.n_expert_used}) * 8 *
-              4) +
-      static_cast<uint64_t>(std::max<int64_t>(m.opt.max_parallel, m.opt.max_batch_tokens)) *
-          static_cast<uint64_t>(c.n_vocab) * 4 +
-      (64ull << 20);
+  const uint64_t kv_per_token = kv_bytes_per_token(m.opt, c);
+  const uint64_t workspace = workspace_bytes(m.opt, c);
   const uint64_t min_kv = kv_per_token * static_cast<uint64_t>(ctx_size);
   if (available > 0) {
     const uint64_t need = file_bytes + vision_bytes + workspace + min_kv + reserve;

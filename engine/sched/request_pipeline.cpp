@@ -36,7 +36,7 @@ bool has_images(const json& messages) {
   for (const auto& m : messages) {
     if (!m.contains("content") || !m["content"].is_array()) continue;
     for (const auto& p : m["content"]) {
-      if (p.is_object() && p.value("type", "") == "image_url") return true;
+      if (p.is_object() && p.contains("type") && p["type"] == "image_url") return true;
     }
   }
   return false;

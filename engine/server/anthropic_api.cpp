@@ -29,6 +29,12 @@ const char* anthropic_error_type(int http) {
   }
 }
 
+// The "type" of a block, or "" when it has none; an error when it is not a string.
+Result<std::string> type_of(const json& blk, const std::string& where) {
+  ARC_ASSIGN_OR_RETURN(auto type, get_string(blk, "type", where));
+  return type.value_or("");
+}
+
 // Text of a "content" that may be a string or a list of text blocks (system, tool_result).
 Result<std::string> text_of(const json& content, const std::string& where) {
   if (content.is_string()) return content.get<std::string>();
@@ -36,7 +42,7 @@ Result<std::string> text_of(const json& content, const std::string& where) {
     return invalid_argument(where + " must be a string or an array of blocks");
   std::string out;
   for (const auto& b : content) {
-    if (!b.is_object() || b.value("type", "") != "text" || !b.contains("text") ||
+    if (!b.is_object() || !b.contains("type") || b["type"] != "text" || !b.contains("text") ||
         !b["text"].is_string()) {
       return invalid_argument(where + " may only contain text blocks here");
     }
@@ -69,7 +75,7 @@ Status convert_user_blocks(const json& blocks, size_t i, json& out_messages,
     } else if (type == "image") {
       const json& src = blk.contains("source") ? blk["source"] : json();
       if (!src.is_object()) return invalid_argument(where + ".source is required");
-      std::string st = src.value("type", "");
+      ARC_ASSIGN_OR_RETURN(std::string st, type_of(src, where + ".source"));
       if (st == "url") {
         return invalid_argument(
             where + ": remote image URLs are not fetched; send the image as a base64 source");
@@ -92,7 +98,8 @@ Status convert_user_blocks(const json& blocks, size_t i, json& out_messages,
       if (blk.contains("content") && !blk["content"].is_null()) {
         ARC_ASSIGN_OR_RETURN(text, text_of(blk["content"], where + ".content"));
       }
-      if (blk.value("is_error", false)) text = "Error: " + text;
+      ARC_ASSIGN_OR_RETURN(auto is_error, get_bool(blk, "is_error", where));
+      if (is_error.value_or(false)) text = "Error: " + text;
       out_messages.push_back(
           {{"role", "tool"}, {"tool_call_id", blk["tool_use_id"]}, {"content", text}});
     } else {
@@ -109,13 +116,15 @@ Status convert_assistant_blocks(const json& blocks, size_t i, json& out_messages
   for (size_t b = 0; b < blocks.size(); ++b) {
     const json& blk = blocks[b];
     std::string where = "messages[" + std::to_string(i) + "].content[" + std::to_string(b) + "]";
-    std::string type = blk.is_object() ? blk.value("type", "") : "";
+    if (!blk.is_object()) return invalid_argument(where + " must be an object with a 'type'");
+    ARC_ASSIGN_OR_RETURN(std::string type, type_of(blk, where));
     if (type == "text") {
       if (!blk.contains("text") || !blk["text"].is_string())
         return invalid_argument(where + ".text must be a string");
       text += blk["text"].get<std::string>();
     } else if (type == "thinking") {
-      reasoning += blk.value("thinking", "");
+      ARC_ASSIGN_OR_RETURN(auto thinking, get_string(blk, "thinking", where));
+      reasoning += thinking.value_or("");
     } else if (type == "redacted_thinking") {
       // Nothing to show the model.
     } else if (type == "tool_use") {
@@ -123,7 +132,8 @@ Status convert_assistant_blocks(const json& blocks, size_t i, json& out_messages
           !blk["name"].is_string()) {
         return invalid_argument(where + ": tool_use needs 'id' and 'name'");
       }
-      json input = blk.contains("input") ? blk["input"] : json::object();
+      json input = blk.contains("input") && !blk["input"].is_null() ? blk["input"] : json::object();
+      if (!input.is_object()) return invalid_argument("'" + where + ".input' must be an object");
       calls.push_back({{"id", blk["id"]},
                        {"type", "function"},
                        {"function", {{"name", blk["name"]}, {"arguments", input.dump()}}}});
@@ -166,7 +176,8 @@ void send_anthropic_error(httplib::Response& res, const Status& status, int http
   res.status = http;
   json body = {{"type", "error"},
                {"error", {{"type", anthropic_error_type(http)}, {"message", status.message()}}}};
-  res.set_content(body.dump(), "application/json");
+  // The message may quote client text: never let an encoding problem turn a 4xx into a throw.
+  res.set_content(body.dump(-1, ' ', false, json::error_handler_t::replace), "application/json");
 }
 
 Result<ChatRequest> parse_anthropic_messages(const json& body, bool for_counting) {
@@ -234,6 +245,8 @@ Result<ChatRequest> parse_anthropic_messages(const json& body, bool for_counting
       if (!t.is_object() || !t.contains("name") || !t["name"].is_string()) {
         return invalid_argument("tools[" + std::to_string(i) + "].name must be a string");
       }
+      const std::string where = "tools[" + std::to_string(i) + "]";
+      ARC_ASSIGN_OR_RETURN(auto description, get_string(t, "description", where));
       json schema = t.contains("input_schema") ? t["input_schema"] : json::object();
       if (!schema.is_object()) {
         return invalid_argument("tools[" + std::to_string(i) + "].input_schema must be an object");
@@ -241,21 +254,27 @@ Result<ChatRequest> parse_anthropic_messages(const json& body, bool for_counting
       req.tools.push_back({{"type", "function"},
                            {"function",
                             {{"name", t["name"]},
-                             {"description", t.value("description", "")},
+                             {"description", description.value_or("")},
                              {"parameters", schema}}}});
     }
   }
-  if (body.contains("tool_choice") && body["tool_choice"].is_object() &&
-      body["tool_choice"].value("type", "") == "none") {
-    req.tools = json::array();
+  ARC_ASSIGN_OR_RETURN(const json* tool_choice, get_object(body, "tool_choice"));
+  if (tool_choice != nullptr) {
+    ARC_ASSIGN_OR_RETURN(auto type, get_string(*tool_choice, "type", "tool_choice"));
+    if (type == "none") req.tools = json::array();
   }
-  if (body.contains("thinking") && body["thinking"].is_object()) {
-    std::string type = body["thinking"].value("type", "");
-    if (type == "enabled")
+  ARC_ASSIGN_OR_RETURN(const json* thinking, get_object(body, "thinking"));
+  if (thinking != nullptr) {
+    ARC_ASSIGN_OR_RETURN(auto type, get_string(*thinking, "type", "thinking"));
+    if (type == "enabled") {
       req.enable_thinking = true;
-    else if (type == "disabled")
+    } else if (type == "disabled") {
       req.enable_thinking = false;
+    } else if (type) {
+      return invalid_argument("'thinking.type' must be 'enabled' or 'disabled'");
+    }
   }
+  ARC_RETURN_IF_ERROR(get_bool(body, "stream"));
   return req;
 }
 

@@ -129,7 +129,7 @@ Status take_images(json& messages, std::vector<ImageInput>& images) {
     json& parts = m["content"];
     for (size_t p = 0; p < parts.size(); ++p) {
       json& part = parts[p];
-      if (!part.is_object() || part.value("type", "") != "image_url") continue;
+      if (!part.is_object() || !part.contains("type") || part["type"] != "image_url") continue;
       const std::string where =
           "messages[" + std::to_string(i) + "].content[" + std::to_string(p) + "]";
       const json* url = nullptr;

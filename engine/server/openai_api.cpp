@@ -130,16 +130,27 @@ Status validate_messages(const json& messages) {
         return invalid_argument(where + ": only assistant messages have tool_calls");
       if (!m["tool_calls"].is_array())
         return invalid_argument(where + ".tool_calls must be an array");
-      for (const auto& tc : m["tool_calls"]) {
+      for (size_t k = 0; k < m["tool_calls"].size(); ++k) {
+        const json& tc = m["tool_calls"][k];
+        const std::string at = where + ".tool_calls[" + std::to_string(k) + "]";
         if (!tc.is_object() || !tc.contains("function") || !tc["function"].is_object() ||
             !tc["function"].contains("name") || !tc["function"]["name"].is_string()) {
-          return invalid_argument(where + ".tool_calls entries need function.name");
+          return invalid_argument(at + " needs function.name");
+        }
+        ARC_RETURN_IF_ERROR(get_string(tc, "id", at));
+        const json& f = tc["function"];
+        if (f.contains("arguments") && !f["arguments"].is_null() && !f["arguments"].is_string() &&
+            !f["arguments"].is_object()) {
+          return invalid_argument("'" + at + ".function.arguments' must be a JSON string");
         }
       }
     }
     if (role == "tool" && (!m.contains("tool_call_id") || !m["tool_call_id"].is_string())) {
       return invalid_argument(where + ": tool messages need a 'tool_call_id' string");
     }
+    ARC_RETURN_IF_ERROR(get_string(m, "tool_call_id", where));
+    ARC_RETURN_IF_ERROR(get_string(m, "name", where));
+    ARC_RETURN_IF_ERROR(get_string(m, "reasoning_content", where));
   }
   return ok_status();
 }
@@ -149,8 +160,8 @@ Status validate_tools(const json& tools) {
   for (size_t i = 0; i < tools.size(); ++i) {
     const json& t = tools[i];
     std::string where = "tools[" + std::to_string(i) + "]";
-    if (!t.is_object() || t.value("type", "") != "function" || !t.contains("function") ||
-        !t["function"].is_object()) {
+    if (!t.is_object() || !t.contains("type") || t["type"] != "function" ||
+        !t.contains("function") || !t["function"].is_object()) {
       return invalid_argument(where + " must be {\"type\": \"function\", \"function\": {...}}");
     }
     const json& f = t["function"];
@@ -160,6 +171,7 @@ Status validate_tools(const json& tools) {
     if (f.contains("parameters") && !f["parameters"].is_object()) {
       return invalid_argument(where + ".function.parameters must be a JSON schema object");
     }
+    ARC_RETURN_IF_ERROR(get_string(f, "description", where + ".function"));
   }
   return ok_status();
 }
@@ -244,7 +256,9 @@ void send_openai_error(httplib::Response& res, const Status& status, int http_st
               {"code", nullptr}};
   if (status.code() == StatusCode::kResourceExhausted) err["code"] = "context_length_exceeded";
   res.status = http;
-  res.set_content(json({{"error", err}}).dump(), "application/json");
+  // The message may quote client text: never let an encoding problem turn a 4xx into a throw.
+  res.set_content(json({{"error", err}}).dump(-1, ' ', false, json::error_handler_t::replace),
+                  "application/json");
 }
 
 Result<ChatRequest> parse_openai_chat(const json& body) {
@@ -265,16 +279,25 @@ Result<ChatRequest> parse_openai_chat(const json& body) {
     req.tools = json::array();
   }
   ARC_RETURN_IF_ERROR(parse_sampling(body, req.sampling, /*chat=*/true));
+  // Read by the route; checked here so that every wrong type is a 400 naming the field.
+  ARC_RETURN_IF_ERROR(get_bool(body, "stream"));
+  ARC_ASSIGN_OR_RETURN(const json* stream_options, get_object(body, "stream_options"));
+  if (stream_options != nullptr) {
+    ARC_RETURN_IF_ERROR(get_bool(*stream_options, "include_usage", "stream_options"));
+  }
   if (body.contains("response_format") && !body["response_format"].is_null()) {
     const json& rf = body["response_format"];
-    std::string type = rf.is_object() ? rf.value("type", "") : "";
+    std::string type = rf.is_object() && rf.contains("type") && rf["type"].is_string()
+                           ? rf["type"].get<std::string>()
+                           : "";
     if (type != "text" && type != "json_object" && type != "json_schema") {
       return invalid_argument("'response_format.type' must be text, json_object or json_schema");
     }
     if (type != "text") req.response_format = rf;
   }
-  if (body.contains("chat_template_kwargs") && body["chat_template_kwargs"].is_object()) {
-    const json& kw = body["chat_template_kwargs"];
+  ARC_ASSIGN_OR_RETURN(const json* kwargs, get_object(body, "chat_template_kwargs"));
+  if (kwargs != nullptr) {
+    const json& kw = *kwargs;
     if (kw.contains("enable_thinking")) {
       if (!kw["enable_thinking"].is_boolean()) {
         return invalid_argument("'chat_template_kwargs.enable_thinking' must be true or false");
@@ -339,8 +362,12 @@ void handle_chat_completions(InferenceService& service, const httplib::Request& 
   auto stream = get_bool(*body, "stream");
   if (!stream.ok()) return send_openai_error(res, stream.status());
   bool include_usage = false;
-  if (body->contains("stream_options") && (*body)["stream_options"].is_object()) {
-    include_usage = (*body)["stream_options"].value("include_usage", false);
+  auto stream_options = get_object(*body, "stream_options");
+  if (!stream_options.ok()) return send_openai_error(res, stream_options.status());
+  if (*stream_options != nullptr) {
+    auto usage = get_bool(**stream_options, "include_usage", "stream_options");
+    if (!usage.ok()) return send_openai_error(res, usage.status());
+    include_usage = usage->value_or(false);
   }
   if (Status s = check_images(service, *parsed, /*strict_media_type=*/false); !s.ok())
     return send_openai_error(res, s);

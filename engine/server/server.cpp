@@ -16,6 +16,7 @@
 #include "anthropic_api.h"
 #include "api_common.h"
 #include "arc/log.h"
+#include "auth.h"
 #include "openai_api.h"
 
 namespace arc {
@@ -29,14 +30,6 @@ bool is_loopback(const std::string& host) {
   in6_addr a6{};
   if (inet_pton(AF_INET6, host.c_str(), &a6) == 1) return IN6_IS_ADDR_LOOPBACK(&a6);
   return false;
-}
-
-// Constant-time comparison so the key cannot be guessed byte by byte from response times.
-bool keys_equal(const std::string& a, const std::string& b) {
-  if (a.size() != b.size()) return false;
-  unsigned char diff = 0;
-  for (size_t i = 0; i < a.size(); ++i) diff |= static_cast<unsigned char>(a[i] ^ b[i]);
-  return diff == 0;
 }
 
 bool is_anthropic_route(const std::string& path) {
@@ -108,11 +101,8 @@ struct Server::Impl {
 
   bool authorized(const httplib::Request& req) const {
     if (options.api_key.empty()) return true;
-    std::string auth = req.get_header_value("Authorization");
-    const std::string bearer = "Bearer ";
-    if (auth.rfind(bearer, 0) == 0 && keys_equal(auth.substr(bearer.size()), options.api_key))
-      return true;
-    return keys_equal(req.get_header_value("x-api-key"), options.api_key);
+    return server::request_has_api_key(req.get_header_value("Authorization"),
+                                       req.get_header_value("x-api-key"), options.api_key);
   }
 
   void send_error(const httplib::Request& req, httplib::Response& res, const Status& s, int http) {
@@ -298,13 +288,21 @@ Status Server::start() {
   impl_->install_routes();
   impl_->service.set_event_sink([impl = impl_.get()](const EngineEvent& ev) { impl->publish(ev); });
   const auto& o = impl_->options;
+  // httplib's default options add SO_REUSEPORT, with which a second engine on a busy port binds
+  // too and the kernel splits connections between the two. SO_REUSEADDR alone still allows a
+  // restart while old connections sit in TIME_WAIT.
+  impl_->http.set_socket_options([](int sock) {
+    int yes = 1;
+    ::setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof yes);
+  });
   if (o.port == 0) {
     impl_->bound_port = impl_->http.bind_to_any_port(o.host);
     if (impl_->bound_port <= 0) return unavailable("cannot bind any port on " + o.host);
   } else {
     if (!impl_->http.bind_to_port(o.host, o.port)) {
       return unavailable("cannot listen on " + o.host + ":" + std::to_string(o.port) +
-                         " (in use, or not an address of this machine); choose another --port");
+                         ": port in use (or not an address of this machine); stop the other "
+                         "server or choose another --port");
     }
     impl_->bound_port = o.port;
   }

@@ -1,6 +1,7 @@
 // End to end: arclight-engine serve on a generated model, talked to over HTTP like a client.
 #include <atomic>
 #include <filesystem>
+#include <fstream>
 #include <map>
 #include <thread>
 
@@ -316,17 +317,26 @@ TEST(ServeE2EControl, UnloadLoadAndRefusal) {
   bool listed = false;
   for (const auto& m : local) listed |= m["path"] == path;
   EXPECT_TRUE(listed);
-  // A missing file fails the load with a reason in the status.
-  r = c.Post("/engine/load", json({{"model", "/nonexistent.gguf"}}).dump(), "application/json");
-  EXPECT_EQ(r->status, 202);
-  json s = status_after_load(c);
-  EXPECT_EQ(s["state"], "error");
-  EXPECT_NE(s.value("error", "").find("nonexistent"), std::string::npos);
+  // A missing file is refused at once, with a reason; nothing was unloaded.
+  r = c.Post("/engine/load", json({{"model", "nonexistent.gguf"}}).dump(), "application/json");
+  EXPECT_EQ(r->status, 404);
+  EXPECT_NE(r->body.find("nonexistent"), std::string::npos) << r->body;
+  EXPECT_EQ(json::parse(c.Get("/health")->body)["status"], "idle");
   // Load the real one, use it, unload it.
   r = c.Post("/engine/load", json({{"model", path}, {"ctx_size", 128}}).dump(), "application/json");
   EXPECT_EQ(r->status, 202);
-  s = status_after_load(c);
+  json s = status_after_load(c);
   ASSERT_EQ(s["state"], "ready") << s.dump();
+  r = c.Post("/v1/completions", json({{"prompt", "hi"}, {"max_tokens", 3}}).dump(),
+             "application/json");
+  EXPECT_EQ(r->status, 200) << r->body;
+  // A load that passes the checks but fails after the unload (a projector for a model that
+  // takes no images): the model that was serving comes back.
+  r = c.Post("/engine/load", json({{"model", path}, {"mmproj", path}}).dump(), "application/json");
+  EXPECT_EQ(r->status, 202) << r->body;
+  s = status_after_load(c);
+  EXPECT_EQ(s["state"], "ready") << s.dump();
+  EXPECT_NE(s.value("error", "").find("still serving"), std::string::npos) << s.dump();
   r = c.Post("/v1/completions", json({{"prompt", "hi"}, {"max_tokens", 3}}).dump(),
              "application/json");
   EXPECT_EQ(r->status, 200) << r->body;
@@ -345,26 +355,152 @@ TEST(ServeE2EControl, WeightsThatCannotFitAreRefusedBeforeLoading) {
   const std::string path = make_llama("arc_e2e_nofit.gguf");
   ASSERT_FALSE(path.empty());
   for (const bool mmap : {false, true}) {
-    std::vector<std::string> args = {"--threads", "1", "--reserve-gib", "1024"};
+    std::vector<std::string> args = {
+        "--threads", "1",           "--reserve-gib",
+        "1024",      "--model-dir", std::filesystem::path(path).parent_path().string()};
     if (mmap) args.push_back("--mmap");
     EngineProcess engine;
     ASSERT_TRUE(engine.start(args, "idle")) << engine.error();
     httplib::Client c("127.0.0.1", engine.port());
     c.set_read_timeout(30, 0);
+    // Refused before anything is unloaded or loaded: the answer itself carries the numbers.
     auto r = c.Post("/engine/load", json({{"model", path}}).dump(), "application/json");
-    EXPECT_EQ(r->status, 202);
-    const json s = status_after_load(c);
-    EXPECT_EQ(s["state"], "error") << s.dump();
-    const std::string error = s.value("error", "");
-    if (mmap) {
-      EXPECT_NE(error.find("the model does not fit"), std::string::npos) << error;
-    } else {
-      EXPECT_NE(error.find("free on this machine"), std::string::npos) << error;
-    }
+    EXPECT_EQ(r->status, 400);
+    EXPECT_NE(r->body.find("the model does not fit"), std::string::npos) << r->body;
+    EXPECT_EQ(json::parse(c.Get("/health")->body)["status"], "idle");
     engine.stop();
     EXPECT_EQ(engine.exit_status(), 0);
   }
   std::filesystem::remove(path);
+}
+
+// Issue 33, defects 1 and 2: single hostile requests are 400s and the engine keeps serving.
+TEST_F(ServeE2E, HostileBodiesAre400AndTheEngineSurvives) {
+  auto c = client();
+  const std::string deep = std::string(100000, '[') + std::string(100000, ']');
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"/v1/chat/completions",
+       "{\"messages\":[{\"role\":\"user\",\"content\":\"x\",\"a\":" + deep + "}]}"},
+      {"/v1/chat/completions",
+       "{\"messages\":[{\"role\":\"user\",\"content\":\"x\"}],\"tools\":[{\"type\":"
+       "\"function\",\"function\":{\"name\":\"f\",\"parameters\":{\"a\":" +
+           deep + "}}}]}"},
+      {"/v1/messages",
+       "{\"model\":\"m\",\"max_tokens\":4,\"messages\":[{\"role\":\"assistant\",\"content\":"
+       "[{\"type\":\"tool_use\",\"id\":\"t\",\"name\":\"f\",\"input\":{\"a\":" +
+           deep + "}}]}]}"},
+      {"/v1/messages",
+       "{\"model\":\"m\",\"max_tokens\":4,\"messages\":[{\"role\":\"user\",\"content\":\"x\"}],"
+       "\"tools\":[{\"name\":\"f\",\"input_schema\":{\"a\":" +
+           deep + "}}]}"},
+      {"/v1/chat/completions",
+       std::string("{\"messages\":[{\"role\":\"user\",\"content\":\"\xff\"}]}")},
+      {"/v1/chat/completions",
+       "{\"temperature\":1e400,\"messages\":[{\"role\":\"user\",\"content\":\"x\"}]}"},
+      {"/v1/chat/completions",
+       "{\"stream\":true,\"stream_options\":{\"include_usage\":\"yes\"},\"messages\":[{"
+       "\"role\":\"user\",\"content\":\"x\"}]}"},
+      {"/v1/chat/completions",
+       "{\"tools\":[{\"type\":5}],\"messages\":[{\"role\":\"user\",\"content\":\"x\"}]}"},
+      {"/v1/messages",
+       "{\"model\":\"m\",\"max_tokens\":4,\"messages\":[{\"role\":\"user\",\"content\":[{"
+       "\"type\":\"tool_result\",\"tool_use_id\":\"t\",\"is_error\":\"yes\"}]}]}"},
+      {"/v1/messages",
+       "{\"model\":\"m\",\"max_tokens\":4,\"thinking\":{\"type\":5},\"messages\":[{\"role\":"
+       "\"user\",\"content\":\"x\"}]}"},
+      {"/engine/fit", "{\"model\":\"" + std::string(30000, 'a') + "-00001-of-00002.gguf\"}"},
+      {"/engine/load", "{\"model\":\"" + std::string(30000, 'a') + "-00001-of-00002.gguf\"}"},
+  };
+  for (const auto& [route, body] : cases) {
+    auto r = c.Post(route.c_str(), body, "application/json");
+    ASSERT_TRUE(r) << route << " " << body.substr(0, 120);
+    EXPECT_GE(r->status, 400) << r->body;
+    EXPECT_LT(r->status, 500) << r->body;
+    EXPECT_LT(r->body.size(), 2000u) << "long names are not echoed whole";
+    const json j = json::parse(r->body);
+    if (route == "/v1/messages") {
+      EXPECT_EQ(j["type"], "error") << r->body;
+    } else {
+      EXPECT_TRUE(j.contains("error")) << r->body;
+    }
+  }
+  EXPECT_EQ(json::parse(c.Get("/health")->body)["status"], "ready");
+}
+
+// Issue 33, defect 7: content as a list of text parts, the way Claude Code and SDKs send it.
+TEST_F(ServeE2E, ContentBlocksInBothDialects) {
+  auto c = client();
+  json openai = chat("", 3);
+  openai["messages"] = json::array(
+      {{{"role", "system"}, {"content", json::array({{{"type", "text"}, {"text", "Be terse."}}})}},
+       {{"role", "user"},
+        {"content", json::array({{{"type", "text"}, {"text", "Hello"}},
+                                 {{"type", "text"}, {"text", "there"}}})}}});
+  auto r = c.Post("/v1/chat/completions", openai.dump(), "application/json");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 200) << r->body;
+  json anthropic = {
+      {"model", "m"},
+      {"max_tokens", 3},
+      {"system", json::array({{{"type", "text"}, {"text", "You are Claude Code."}}})},
+      {"messages",
+       json::array({{{"role", "user"},
+                     {"content", json::array({{{"type", "text"}, {"text", "ls"}},
+                                              {{"type", "text"}, {"text", "now"}}})}}})}};
+  r = c.Post("/v1/messages", anthropic.dump(), "application/json");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 200) << r->body;
+}
+
+// Issue 33, defect 6: a second engine on a busy port fails instead of sharing it.
+TEST_F(ServeE2E, SecondEngineOnABusyPortFails) {
+  int rc = 0;
+  const std::string out =
+      testing::capture({std::string(ARC_BIN_DIR) + "/arclight-engine", "--log-level", "warn",
+                        "serve", "--port", std::to_string(engine_->port())},
+                       &rc);
+  EXPECT_NE(rc, 0) << out;
+  EXPECT_NE(out.find("port in use"), std::string::npos) << out;
+  EXPECT_EQ(json::parse(client().Get("/health")->body)["status"], "ready");
+}
+
+// Issue 33, defects 5 and 8: model paths stay inside the model folders, refusals reveal nothing
+// about other files, and a load that cannot succeed leaves the working model serving.
+TEST_F(ServeE2E, LoadAndFitPathsAreConfinedAndRefusalsKeepTheModel) {
+  auto c = client();
+  const auto dir = std::filesystem::path(model_path()).parent_path();
+  const auto not_gguf = dir / "arc_e2e_not_a_model.gguf";
+  {
+    std::ofstream f(not_gguf);
+    f << "root:x:0:0:secret\n";
+  }
+  const auto link = dir / "arc_e2e_link_out.gguf";
+  std::filesystem::remove(link);
+  std::filesystem::create_symlink("/etc/passwd", link);
+  // Outside the folder, missing, through "..", a link out: the same kind of answer, no bytes.
+  std::vector<std::string> refused = {"/etc/passwd", "/etc/no-such-file", "../etc/passwd",
+                                      link.string(), "nonexistent.gguf"};
+  for (const auto& p : refused) {
+    for (const char* route : {"/engine/load", "/engine/fit"}) {
+      auto r = c.Post(route, json({{"model", p}}).dump(), "application/json");
+      ASSERT_TRUE(r);
+      EXPECT_GE(r->status, 400) << route << " " << p << ": " << r->body;
+      EXPECT_LT(r->status, 500) << route << " " << p << ": " << r->body;
+      EXPECT_EQ(r->body.find("root"), std::string::npos) << r->body;
+      EXPECT_EQ(r->body.find("magic"), std::string::npos) << r->body;
+    }
+  }
+  auto a = c.Post("/engine/fit", json({{"model", "/etc/passwd"}}).dump(), "application/json");
+  auto b = c.Post("/engine/fit", json({{"model", "/etc/no-such-file"}}).dump(), "application/json");
+  EXPECT_EQ(a->status, b->status);
+  // A file in the folder that is not a GGUF: refused at once, the model keeps serving.
+  auto r = c.Post("/engine/load", json({{"model", not_gguf.string()}}).dump(), "application/json");
+  EXPECT_EQ(r->status, 400) << r->body;
+  EXPECT_EQ(json::parse(c.Get("/health")->body)["status"], "ready");
+  r = c.Post("/v1/chat/completions", chat("hi", 2).dump(), "application/json");
+  EXPECT_EQ(r->status, 200) << r->body;
+  std::filesystem::remove(not_gguf);
+  std::filesystem::remove(link);
 }
 
 }  // namespace

@@ -121,5 +121,15 @@ TEST(GgufOpen, MissingFileIsNotFound) {
   EXPECT_EQ(r.status().code(), StatusCode::kNotFound);
 }
 
+// Issue 33: the split-name parser once used a recursive std::regex that overflowed the stack on
+// a 30,000-character name sent to /engine/fit.
+TEST(Split, VeryLongNamesAreParsedWithoutRecursion) {
+  const std::string name = "/tmp/" + std::string(100000, 'a') + "-00001-of-00002.gguf";
+  auto r = File::open(name);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), StatusCode::kNotFound) << r.status().to_string();
+  EXPECT_FALSE(File::open("/tmp/" + std::string(100000, '-') + ".gguf").ok());
+}
+
 }  // namespace
 }  // namespace arc::gguf

@@ -84,8 +84,9 @@ struct ChatFormatOptions {
 // renders them.
 class ChatFormatter {
  public:
-  ChatFormatter(ChatTemplate tpl, std::string bos_token, std::string eos_token)
-      : tpl_(std::move(tpl)), bos_(std::move(bos_token)), eos_(std::move(eos_token)) {}
+  // Renders the template once with probe messages to learn whether it needs content as a list
+  // of typed parts (see requires_typed_content()).
+  ChatFormatter(ChatTemplate tpl, std::string bos_token, std::string eos_token);
 
   // From a Hugging Face tokenizer_config.json (its chat_template: a string, or a list of named
   // templates of which "default" is used; bos/eos as strings or AddedToken objects).
@@ -101,11 +102,17 @@ class ChatFormatter {
   const ChatTemplate& chat_template() const { return tpl_; }
   const std::string& bos_token() const { return bos_; }
   const std::string& eos_token() const { return eos_; }
+  // True when the template only shows content given as a list of typed parts. Otherwise (most
+  // text templates, which call string methods on content) a content list made only of text parts
+  // is joined into one string with "\n" before rendering, as llama.cpp's server and vLLM do;
+  // lists holding images stay lists for the vision templates that iterate them.
+  bool requires_typed_content() const { return typed_content_; }
 
  private:
   ChatTemplate tpl_;
   std::string bos_;
   std::string eos_;
+  bool typed_content_ = false;
 };
 
 // Messages from OpenAI-style JSON ([{"role":..., "content":..., "tool_calls":[...]}, ...]).
