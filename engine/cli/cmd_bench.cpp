@@ -34,6 +34,11 @@ struct BenchOpts {
   int tp = 1;                // tensor-parallel ranks (mpirun -np N)
   BackendOptions backend;
   double tp_timeout = 60;  // seconds one collective may take before the job is aborted
+  // Decode sampling, as a request would ask for it (0: greedy).
+  float temperature = 0.0f;
+  int top_k = 0;
+  float top_p = 1.0f;
+  uint64_t seed = 1;
 };
 
 struct Stats {
@@ -65,7 +70,8 @@ double matmul_flops_per_token(const ModelConfig& c) {
   return 2.0 * (per_layer * static_cast<double>(c.n_layer) + e * static_cast<double>(c.n_vocab));
 }
 
-// Each op's share of the measured decode steps; "host" is the rest (batch set-up, logits, argmax).
+// Each op's share of the measured decode steps; "sampling" is the host's pick of each token from
+// its logits (the sampler after the step), "host" the rest (batch set-up, logits, argmax).
 void print_op_profile(const OpProfile& prof, double dec_seconds, double dec_tokens) {
   if (dec_tokens <= 0 || dec_seconds <= 0) return;
   std::printf("decode ops       us/token  calls/token  share (each op timed to completion)\n");
@@ -77,6 +83,10 @@ void print_op_profile(const OpProfile& prof, double dec_seconds, double dec_toke
   }
   std::printf("  %-18s %9.1f  %11s  %5.1f%%\n", "host", 1e6 * (dec_seconds - ops) / dec_tokens, "",
               100.0 * (dec_seconds - ops) / dec_seconds);
+}
+
+double seconds_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 
 int run_bench(const BenchOpts& o) {
@@ -136,7 +146,8 @@ int run_bench(const BenchOpts& o) {
   }
   bool measuring = false;  // past the warm-up
   double dec_seconds = 0;  // measured decode time, all repeats
-  // One run: prefill the prompt, then decode n_gen tokens greedily. Returns seconds of each.
+  // One run: prefill the prompt, then decode n_gen tokens (greedy or sampled as asked). Returns
+  // seconds of each.
   auto one = [&](int n_gen, double& t_pre, double& t_dec) -> Status {
     ARC_ASSIGN_OR_RETURN(const int32_t seq, drv.add_sequence());
     ARC_RETURN_IF_ERROR(drv.reserve(seq, o.n_prompt + n_gen));
@@ -147,24 +158,68 @@ int run_bench(const BenchOpts& o) {
     auto t1 = std::chrono::steady_clock::now();
     prof.enabled = o.profile_ops && measuring;
     const CommStats c1 = stats_comm.stats();
-    int32_t tok = argmax(logits);
-    // Without tensor parallelism the greedy token is picked where the logits are (one candidate
-    // per step: arc/step_candidates.h), as serve does; with it every rank returns whole rows.
-    const StepSampling greedy{std::vector<kernels::CandidateRow>(1), {}, {}};
+    SamplingParams sp;
+    sp.temperature = o.temperature;
+    sp.top_k = o.top_k;
+    sp.top_p = o.top_p;
+    sp.seed = o.seed;
+    Sampler sampler(sp);
+    std::vector<int32_t> history = prompt;  // prompt then output, for the sampler's penalties
+    int32_t tok = sampler.sample(logits, history, o.n_prompt);
+    // Without tensor parallelism the token is picked as serve picks it: candidates prepared where
+    // the logits are (arc/step_candidates.h), whole rows on the CPU for sampled rows, the sampler
+    // on those; with it every rank returns whole rows.
+    StepSampling step;
     StepCandidates picked;
+    std::vector<float> fetched;
     for (int i = 0; i < n_gen; ++i) {
+      history.push_back(tok);
       const int32_t p = o.n_prompt + i;
       const ForwardBatch next{std::span(&tok, 1), std::span(&p, 1), std::span(&seq, 1), {}};
       if (comm.size() > 1) {
         ARC_ASSIGN_OR_RETURN(logits, drv.step(next));
-        tok = argmax(logits);
+        const auto s0 = std::chrono::steady_clock::now();
+        tok = sampler.sample(logits, history, o.n_prompt);
+        if (prof.enabled) prof.add("sampling", seconds_since(s0));
         continue;
       }
-      const Status submitted = exec.submit(next, greedy);
+      step.rows.assign(1, kernels::CandidateRow{});
+      step.pen_tokens.clear();
+      step.pen_counts.clear();
+      kernels::CandidateRow& row = step.rows[0];
+      if (!sampler.candidate_row(history, o.n_prompt, c.n_vocab, -1, row, step.pen_tokens,
+                                 step.pen_counts) ||
+          (!exec.selects_on_device() && (row.k > 1 || row.flags != 0))) {
+        row = kernels::CandidateRow{};
+        row.k = 0;  // the whole row comes back
+        step.pen_tokens.clear();
+        step.pen_counts.clear();
+      }
+      const Status submitted = exec.submit(next, step);
       const Status waited = exec.wait(picked);
       ARC_RETURN_IF_ERROR(submitted);
       ARC_RETURN_IF_ERROR(waited);
-      tok = picked.ids[0];
+      const auto s0 = std::chrono::steady_clock::now();
+      std::optional<int32_t> got;
+      if (picked.k[0] > 0) {
+        Candidates cand;
+        cand.ids = std::span<const int32_t>(picked.ids).first(static_cast<size_t>(picked.k[0]));
+        cand.values = std::span<const float>(picked.values).first(static_cast<size_t>(picked.k[0]));
+        cand.lse = picked.stats[0];
+        cand.mass = picked.stats[2];
+        cand.n_vocab = c.n_vocab;
+        got = sampler.sample_candidates(cand);
+      }
+      if (!got) {
+        std::span<const float> full = picked.full_row(0);
+        if (full.empty()) {
+          ARC_RETURN_IF_ERROR(exec.fetch_row(0, fetched));
+          full = fetched;
+        }
+        got = sampler.sample(full, history, o.n_prompt);
+      }
+      tok = *got;
+      if (prof.enabled) prof.add("sampling", seconds_since(s0));
     }
     auto t2 = std::chrono::steady_clock::now();
     prof.enabled = false;
@@ -294,6 +349,7 @@ int run_bench(const BenchOpts& o) {
         {"prefill_gflop_per_s", gflops},
         {"tp", comm.size()},
         {"rank0_weight_bytes", (*tp_rt)->rank_weight_bytes()},
+        {"sampling", {{"temperature", o.temperature}, {"top_k", o.top_k}, {"top_p", o.top_p}}},
     };
     if (!bws.empty()) {
       std::vector<double> gbs;
@@ -331,6 +387,12 @@ int run_bench(const BenchOpts& o) {
     std::printf("prefill          %.1f tok/s (min %.1f, max %.1f), %.1f GFLOP/s\n", pre.median,
                 pre.min, pre.max, gflops);
     std::printf("decode           %.2f tok/s (min %.2f, max %.2f)\n", dec.median, dec.min, dec.max);
+    if (o.temperature > 0.0f) {
+      std::printf("sampling         temperature %.2f, top_k %d, top_p %.2f, seed %llu\n",
+                  o.temperature, o.top_k, o.top_p, static_cast<unsigned long long>(o.seed));
+    } else {
+      std::printf("sampling         greedy\n");
+    }
     std::printf("weights/token    %.1f MiB (non-expert + %lld used experts per layer)\n",
                 bytes_tok / (1 << 20), static_cast<long long>(c.n_expert_used));
     // The spread of the per-repeat measurements: on a shared host the bandwidth the neighbours
@@ -399,6 +461,16 @@ void add_bench_command(CLI::App& app, CliContext& ctx) {
                   "seconds a collective may take before the job is aborted (a rank died or hangs)")
       ->capture_default_str()
       ->check(CLI::Range(0.5, 3600.0));
+  cmd->add_option("--temperature", o->temperature, "decode sampling temperature (0: greedy)")
+      ->capture_default_str()
+      ->check(CLI::Range(0.0, 100.0));
+  cmd->add_option("--top-k", o->top_k, "decode top-k (0: off)")
+      ->capture_default_str()
+      ->check(CLI::Range(0, 1 << 30));
+  cmd->add_option("--top-p", o->top_p, "decode top-p (1: off)")
+      ->capture_default_str()
+      ->check(CLI::Range(0.0, 1.0));
+  cmd->add_option("--seed", o->seed, "decode sampling seed")->capture_default_str();
   cmd->add_option("--bandwidth-mib", o->bandwidth_mib,
                   "buffer for the memory-bandwidth measurement")
       ->capture_default_str()

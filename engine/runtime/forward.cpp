@@ -645,6 +645,10 @@ Status ForwardExecutor::wait(StepCandidates& out) {
   return ok_status();
 }
 
+bool ForwardExecutor::selects_on_device() const {
+  return impl_->selector != nullptr;
+}
+
 Status ForwardExecutor::fetch_row(int64_t row, std::vector<float>& out) {
   Impl& m = *impl_;
   if (row < 0 || row >= m.n_out || m.d_logits == nullptr) {

@@ -5,40 +5,58 @@
 #include <numeric>
 #include <unordered_map>
 
+#include "arc/kernels/sampling.h"
+
 namespace arc {
 
 int32_t argmax(std::span<const float> logits) {
-  int32_t best = 0;
-  for (size_t i = 1; i < logits.size(); ++i) {
-    if (logits[i] > logits[best]) best = static_cast<int32_t>(i);
+  if (logits.empty() || std::isnan(logits[0])) return 0;  // nothing compares greater than a NaN
+  const float mx = kernels::row_max(logits.data(), static_cast<int64_t>(logits.size()));
+  for (size_t i = 0; i < logits.size(); ++i) {
+    if (logits[i] == mx) return static_cast<int32_t>(i);
   }
-  return best;
+  return 0;
 }
-
-namespace {
-double log_sum_exp(std::span<const float> logits) {
-  const float mx = *std::max_element(logits.begin(), logits.end());
-  double sum = 0.0;
-  for (float l : logits) sum += std::exp(static_cast<double>(l - mx));
-  return mx + std::log(sum);
-}
-}  // namespace
 
 float token_logprob(std::span<const float> logits, int32_t token) {
   if (token < 0 || static_cast<size_t>(token) >= logits.size()) return -INFINITY;
-  return static_cast<float>(logits[static_cast<size_t>(token)] - log_sum_exp(logits));
+  const double lse = kernels::log_sum_exp(logits.data(), static_cast<int64_t>(logits.size()));
+  return static_cast<float>(logits[static_cast<size_t>(token)] - lse);
 }
 
 std::vector<TokenScore> top_logprobs(std::span<const float> logits, int n) {
-  const double lse = log_sum_exp(logits);
-  std::vector<int32_t> idx(logits.size());
-  std::iota(idx.begin(), idx.end(), 0);
-  n = std::max(0, std::min<int>(n, static_cast<int>(idx.size())));
-  std::partial_sort(idx.begin(), idx.begin() + n, idx.end(), [&](int32_t a, int32_t b) {
-    return logits[a] > logits[b] || (logits[a] == logits[b] && a < b);
-  });
+  const int64_t n_vocab = static_cast<int64_t>(logits.size());
+  n = static_cast<int>(std::max<int64_t>(0, std::min<int64_t>(n, n_vocab)));
   std::vector<TokenScore> out;
-  for (int i = 0; i < n; ++i) out.push_back({idx[i], static_cast<float>(logits[idx[i]] - lse)});
+  if (n == 0) return out;
+  const double lse = kernels::log_sum_exp(logits.data(), n_vocab);
+  std::vector<int32_t> idx(static_cast<size_t>(n));
+  if (n <= kernels::kMaxCandidates) {
+    // The n best in linear time (a heap), in the same order as a sort.
+    kernels::CandidateRow row;
+    row.k = n;
+    std::vector<float> values(idx.size());
+    double stats[3];
+    kernels::TopCandidatesArgs a;
+    a.logits = logits.data();
+    a.n_rows = 1;
+    a.n_vocab = n_vocab;
+    a.rows = &row;
+    a.k_stride = n;
+    a.ids = idx.data();
+    a.values = values.data();
+    a.stats = stats;
+    kernels::top_candidates(a);
+  } else {
+    std::vector<int32_t> all(logits.size());
+    std::iota(all.begin(), all.end(), 0);
+    std::partial_sort(all.begin(), all.begin() + n, all.end(), [&](int32_t a, int32_t b) {
+      return logits[a] > logits[b] || (logits[a] == logits[b] && a < b);
+    });
+    std::copy(all.begin(), all.begin() + n, idx.begin());
+  }
+  for (int32_t t : idx)
+    out.push_back({t, static_cast<float>(logits[static_cast<size_t>(t)] - lse)});
   return out;
 }
 
@@ -60,10 +78,10 @@ int32_t Sampler::sample(std::span<const float> logits, std::span<const int32_t> 
     }
     // kernels::penalised_logit is the arithmetic of the device candidates too (no FMA).
     if (p_.repetition_penalty != 1.0f) {
-      std::vector<bool> seen(n_vocab, false);
+      std::unordered_map<int32_t, bool> seen;
+      seen.reserve(history.size());
       for (int32_t t : history) {
-        if (t < 0 || static_cast<size_t>(t) >= n_vocab || seen[t]) continue;
-        seen[t] = true;
+        if (t < 0 || static_cast<size_t>(t) >= n_vocab || !seen.emplace(t, true).second) continue;
         float& x = work_[static_cast<size_t>(t)];
         x = kernels::penalised_logit(x, 0, p_.repetition_penalty, 0.0f, 0.0f);
       }
@@ -76,18 +94,45 @@ int32_t Sampler::sample(std::span<const float> logits, std::span<const int32_t> 
     l = work_;
   }
   if (p_.temperature <= 0.0f || p_.top_k == 1) return argmax(l);
+  if (p_.top_k > 0 && static_cast<size_t>(p_.top_k) < n_vocab) {
+    return sample_top_k(l, static_cast<size_t>(p_.top_k));
+  }
+  return sample_row(l);
+}
 
-  idx_.resize(n_vocab);
-  std::iota(idx_.begin(), idx_.end(), 0);
-  size_t k = n_vocab;
-  if (p_.top_k > 0) k = std::min<size_t>(k, static_cast<size_t>(p_.top_k));
+int32_t Sampler::sample_top_k(std::span<const float> l, size_t k) {
+  const int64_t n_vocab = static_cast<int64_t>(l.size());
   auto by_logit = [&](int32_t a, int32_t b) { return l[a] > l[b] || (l[a] == l[b] && a < b); };
-  if (k < n_vocab) {
+  if (k <= static_cast<size_t>(kernels::kMaxCandidates)) {
+    // The k best in linear time (a heap that rejects almost every token with one compare).
+    kernels::CandidateRow row;
+    row.k = static_cast<int32_t>(k);
+    idx_.resize(k);
+    vals_.resize(k);
+    double stats[3];
+    kernels::TopCandidatesArgs a;
+    a.logits = l.data();
+    a.n_rows = 1;
+    a.n_vocab = n_vocab;
+    a.rows = &row;
+    a.k_stride = row.k;
+    a.ids = idx_.data();
+    a.values = vals_.data();
+    a.stats = stats;
+    kernels::top_candidates(a);
+  } else {
+    idx_.resize(l.size());
+    std::iota(idx_.begin(), idx_.end(), 0);
     std::nth_element(idx_.begin(), idx_.begin() + static_cast<int64_t>(k), idx_.end(), by_logit);
     idx_.resize(k);
+    std::sort(idx_.begin(), idx_.end(), by_logit);
   }
-  std::sort(idx_.begin(), idx_.end(), by_logit);
-  std::vector<double> prob(k);
+  return draw_sorted(l, k);
+}
+
+int32_t Sampler::draw_sorted(std::span<const float> l, size_t k) {
+  std::vector<double>& prob = prob_;
+  prob.resize(k);
   const double mx = l[idx_[0]];
   double sum = 0.0;
   for (size_t i = 0; i < k; ++i) {
@@ -120,6 +165,67 @@ int32_t Sampler::sample(std::span<const float> logits, std::span<const int32_t> 
     if (r <= 0.0) return idx_[i];
   }
   return idx_[keep - 1];
+}
+
+int32_t Sampler::sample_row(std::span<const float> l) {
+  const int64_t n_vocab = static_cast<int64_t>(l.size());
+  const float mx = kernels::row_max(l.data(), n_vocab);
+  if (!std::isfinite(mx)) {
+    // Every logit -inf or NaN, or a +inf: the definition, sorting the row.
+    idx_.resize(l.size());
+    std::iota(idx_.begin(), idx_.end(), 0);
+    std::sort(idx_.begin(), idx_.end(),
+              [&](int32_t a, int32_t b) { return l[a] > l[b] || (l[a] == l[b] && a < b); });
+    return draw_sorted(l, l.size());
+  }
+  // p_0 = exp(0) = 1: the walks' masses are the definition's probabilities over the best's.
+  const double inv_t = 1.0 / static_cast<double>(p_.temperature);
+  walk_.reset(l, mx, inv_t);
+  RowWalk::Goal keep;  // where the kept prefix ends (-1: the whole row)
+  double kept = walk_.total();
+  if (p_.min_p > 0.0f) min_p_cut(l, mx, inv_t, keep.last, kept);
+  if (p_.top_p < 1.0f) {
+    // Nucleus: the first token where the running mass reaches top_p of the whole row's.
+    const RowWalk::Stop s = walk_.walk({static_cast<double>(p_.top_p) * walk_.total(), keep.last});
+    keep.last = s.token;
+    kept = s.mass;
+  }
+  std::uniform_real_distribution<double> u(0.0, kept);
+  keep.target = u(rng_);
+  return walk_.walk(keep).token;
+}
+
+void Sampler::min_p_cut(std::span<const float> l, float mx, double inv_t, int32_t& last,
+                        double& mass) {
+  // The best token always stays; then every token with p >= min_p (p_0 = 1). Those lie above
+  // the logit mx + T ln(min_p): collect a little below it and test each p exactly.
+  const double floor = p_.min_p;
+  const double at = mx + std::log(floor) / inv_t;
+  const float lo = static_cast<float>(at - 1e-5 * (1.0 + std::abs(at)));
+  const int64_t n = static_cast<int64_t>(l.size());
+  std::vector<float>& cx = vals_;
+  cx.resize(l.size() + 16);
+  idx_.resize(l.size() + 16);
+  const int64_t m =
+      kernels::collect_range(l.data(), nullptr, n, lo, INFINITY, cx.data(), idx_.data());
+  prob_.resize(static_cast<size_t>(m));
+  kernels::tempered_probs(cx.data(), m, mx, inv_t, prob_.data());
+  last = -1;
+  mass = 0.0;
+  float last_x = INFINITY;
+  for (int64_t i = 0; i < m; ++i) {
+    const size_t j = static_cast<size_t>(i);
+    if (!(prob_[j] >= floor)) continue;
+    mass += prob_[j];
+    if (cx[j] <= last_x) {  // lowest value, and of equal ones the highest id (row order)
+      last_x = cx[j];
+      last = idx_[j];
+    }
+  }
+  if (last < 0) {  // min_p above 1: the best token alone
+    last = argmax(l);
+    mass = 1.0;
+  }
 }
 
 namespace {

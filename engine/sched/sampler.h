@@ -1,6 +1,13 @@
 // Token sampling from logits. Order of processing, as common servers do it: repetition penalty
 // (over prompt and output), presence/frequency penalties (over the output), then greedy or
 // temperature -> top-k -> top-p -> min-p -> a draw from a per-request seeded generator.
+//
+// The definition (sample_sorted in sampler.cpp, and the reference of the tests): sort the top-k
+// tokens by logit (lower id on ties), p_i = exp((x_i - max) / T), keep the shortest prefix whose
+// mass reaches top_p of the top-k mass, then the prefix with p_i >= min_p * p_0, and walk the
+// kept prefix until the running mass reaches a uniform draw in [0, kept mass). Without a top-k
+// below the vocabulary no row is sorted: the nucleus and the draw are walks over bands of values
+// (sched/row_walk.h), the same decisions up to the rounding of the sums (a sum's order).
 #pragma once
 
 #include <cstdint>
@@ -11,6 +18,7 @@
 
 #include "arc/kernels/candidates.h"
 #include "arc/service.h"
+#include "sched/row_walk.h"
 
 namespace arc {
 
@@ -52,11 +60,22 @@ class Sampler {
   std::optional<int32_t> sample_candidates(const Candidates& c);
 
  private:
+  // Top-k below the vocabulary: the k best sorted, then the definition's arithmetic.
+  int32_t sample_top_k(std::span<const float> l, size_t k);
+  // The kept prefix from sorted ids idx_ ([k]) and the draw, step by step as the definition.
+  int32_t draw_sorted(std::span<const float> l, size_t k);
+  // Whole vocabulary: walks instead of a sort.
+  int32_t sample_row(std::span<const float> l);
+  // The last token min-p keeps and the mass through it. l: [n_vocab]
+  void min_p_cut(std::span<const float> l, float mx, double inv_t, int32_t& last, double& mass);
+
   SamplingParams p_;
   std::mt19937_64 rng_;
   std::vector<float> work_;  // [n_vocab] penalised logits
   std::vector<int32_t> idx_;
-  std::vector<double> prob_;  // sample_candidates
+  std::vector<float> vals_;
+  std::vector<double> prob_;  // sample_candidates, draw_sorted
+  RowWalk walk_;
 };
 
 // Logprobs from candidates of a row without penalties (values == raw logits): as token_logprob /

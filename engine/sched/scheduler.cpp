@@ -167,12 +167,20 @@ Status Scheduler::run_step(const ForwardBatch& batch, const std::vector<RowRef>&
   // Candidates for generated tokens; prompt scores (echo with logprobs) need whole rows.
   StepSampling sampling;
   sampling.rows.resize(rows.size());
+  const bool on_device = exec_.selects_on_device();
   for (size_t r = 0; r < rows.size(); ++r) {
     const Sequence& s = *rows[r].s;
     kernels::CandidateRow& row = sampling.rows[r];
     const bool prompt_row = rows[r].position + 1 < static_cast<int64_t>(s.tokens.size());
     if (prompt_row || !s.sampler.candidate_row(s.tokens, s.n_prompt, n_vocab_, s.req.top_logprobs,
                                                row, sampling.pen_tokens, sampling.pen_counts)) {
+      row = kernels::CandidateRow{};
+      row.k = 0;
+    } else if (!on_device && (row.k > 1 || row.flags != 0)) {
+      // Host selection: the whole row is here anyway; the sampler walks it (sched/row_walk.h)
+      // faster than a selection of up to 1024 candidates with their mass.
+      sampling.pen_tokens.resize(static_cast<size_t>(row.pen_begin));
+      sampling.pen_counts.resize(static_cast<size_t>(row.pen_begin));
       row = kernels::CandidateRow{};
       row.k = 0;
     }

@@ -33,20 +33,6 @@ uint64_t rank_key(float x, int32_t id) {
   return (uint64_t{order_key(x)} << 32) | (0xFFFFFFFFu - static_cast<uint32_t>(id));
 }
 
-// exp(x) for x <= 0 (or NaN, kept): the arithmetic of cpu/exp_sum.h one value at a time, for
-// machines without the vector versions.
-double exp_nonpositive(double x) {
-  using namespace cpu;
-  const double xc = x < kExpFloor ? kExpFloor : x;
-  const double t = xc * kExpLog2e + kExpShifter;
-  const double n = t - kExpShifter;
-  const double r = (xc - n * kExpLn2Hi) - n * kExpLn2Lo;
-  double p = kExpPoly[0];
-  for (int i = 1; i < 14; ++i) p = p * r + kExpPoly[i];
-  const uint64_t nb = std::bit_cast<uint64_t>(t) - std::bit_cast<uint64_t>(kExpShifter);
-  return x < kExpFloor ? 0.0 : p * std::bit_cast<double>((nb + 1023) << 52);
-}
-
 // sum_i exp(double(l[i] - mx)) (the log-sum-exp's sum, difference in float as the reference).
 double sum_exp_diff(cpu::IsaLevel level, const float* l, int64_t n, float mx) {
 #if defined(ARC_KERNELS_X86)
@@ -54,7 +40,7 @@ double sum_exp_diff(cpu::IsaLevel level, const float* l, int64_t n, float mx) {
   if (level == cpu::IsaLevel::kAvx2) return cpu::avx2::sum_exp_diff(l, n, mx);
 #endif
   double sum = 0.0;
-  for (int64_t i = 0; i < n; ++i) sum += exp_nonpositive(static_cast<double>(l[i] - mx));
+  for (int64_t i = 0; i < n; ++i) sum += cpu::exp_nonpositive(static_cast<double>(l[i] - mx));
   return sum;
 }
 
@@ -66,7 +52,7 @@ double sum_exp_tempered(cpu::IsaLevel level, const float* l, int64_t n, double m
   if (level == cpu::IsaLevel::kAvx2) return cpu::avx2::sum_exp_tempered(l, n, mx, temperature);
 #endif
   double sum = 0.0;
-  for (int64_t i = 0; i < n; ++i) sum += exp_nonpositive((l[i] - mx) / temperature);
+  for (int64_t i = 0; i < n; ++i) sum += cpu::exp_nonpositive((l[i] - mx) / temperature);
   return sum;
 }
 

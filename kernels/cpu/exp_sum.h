@@ -4,6 +4,7 @@
 // differ across ISAs by rounding only. Only candidates.cpp picks among them.
 #pragma once
 
+#include <bit>
 #include <cstdint>
 
 namespace arc::kernels::cpu {
@@ -33,17 +34,39 @@ inline constexpr double kExpPoly[14] = {1.0 / 6227020800.0,
                                         1.0,
                                         1.0};
 
+// exp(x) for x <= 0 (or NaN, kept): the arithmetic of the vector versions one value at a time,
+// for machines without them (rounding differs where they fuse multiply-adds).
+inline double exp_nonpositive(double x) {
+  const double xc = x < kExpFloor ? kExpFloor : x;
+  const double t = xc * kExpLog2e + kExpShifter;
+  const double n = t - kExpShifter;
+  const double r = (xc - n * kExpLn2Hi) - n * kExpLn2Lo;
+  double p = kExpPoly[0];
+  for (int i = 1; i < 14; ++i) p = p * r + kExpPoly[i];
+  const uint64_t nb = std::bit_cast<uint64_t>(t) - std::bit_cast<uint64_t>(kExpShifter);
+  return x < kExpFloor ? 0.0 : p * std::bit_cast<double>((nb + 1023) << 52);
+}
+
 // sum_i exp(double(l[i] - mx)): the log-sum-exp's sum (difference in float, as the reference).
 // sum_i exp((double(l[i]) - mx) / temperature): the tempered mass.
 // Every exponent must be <= 0 or NaN (mx is the row's maximum); a NaN makes the sum NaN.
 #if defined(ARC_KERNELS_X86)
+// tempered_masses / tempered_probs / collect_range: arc/kernels/sampling.h.
 namespace avx2 {
 double sum_exp_diff(const float* l, int64_t n, float mx);
 double sum_exp_tempered(const float* l, int64_t n, double mx, double temperature);
+void tempered_masses(const float* l, int64_t n, float mx, double inv_t, const float* edges,
+                     double* above);
+void tempered_probs(const float* l, int64_t n, float mx, double inv_t, double* p);
 }  // namespace avx2
 namespace avx512 {
 double sum_exp_diff(const float* l, int64_t n, float mx);
 double sum_exp_tempered(const float* l, int64_t n, double mx, double temperature);
+void tempered_masses(const float* l, int64_t n, float mx, double inv_t, const float* edges,
+                     double* above);
+void tempered_probs(const float* l, int64_t n, float mx, double inv_t, double* p);
+int64_t collect_range(const float* x, const int32_t* ids, int64_t n, float lo, float hi,
+                      float* out_x, int32_t* out_id);
 }  // namespace avx512
 #endif
 

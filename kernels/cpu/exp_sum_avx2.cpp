@@ -57,3 +57,55 @@ double sum_exp_tempered(const float* l, int64_t n, double mx, double temperature
 }
 
 }  // namespace arc::kernels::cpu::avx2
+
+namespace arc::kernels::cpu::avx2 {
+namespace {
+// Four exponents (x - mx) * inv_t with NaN lanes as 0.
+inline __m256d tempered4(__m128 v, __m256d m, __m256d it) {
+  const __m256d x = _mm256_cvtps_pd(v);
+  const __m256d ok = _mm256_cmp_pd(x, x, _CMP_ORD_Q);
+  return _mm256_and_pd(ok, exp4(_mm256_mul_pd(_mm256_sub_pd(x, m), it)));
+}
+}  // namespace
+
+void tempered_masses(const float* l, int64_t n, float mx, double inv_t, const float* edges,
+                     double* above) {
+  constexpr int kEdges = 8;  // arc/kernels/sampling.h kMassEdges
+  const __m256d m = _mm256_set1_pd(mx), it = _mm256_set1_pd(inv_t);
+  __m128 e[kEdges];
+  for (int j = 0; j < kEdges; ++j) e[j] = _mm_set1_ps(edges[j]);
+  __m256d acc[kEdges + 1];
+  for (int j = 0; j <= kEdges; ++j) acc[j] = _mm256_setzero_pd();
+  for (int64_t i = 0; i < n; i += 4) {
+    const __m128 v = load4(l + i, n - i);
+    const __m256d p = tempered4(v, m, it);
+    acc[kEdges] = _mm256_add_pd(acc[kEdges], p);
+    for (int j = 0; j < kEdges; ++j) {
+      // The 32-bit compare mask widened to 64 bits per lane (NaN: false).
+      const __m256d k = _mm256_castsi256_pd(
+          _mm256_cvtepi32_epi64(_mm_castps_si128(_mm_cmp_ps(v, e[j], _CMP_GE_OQ))));
+      acc[j] = _mm256_add_pd(acc[j], _mm256_and_pd(k, p));
+    }
+  }
+  for (int j = 0; j <= kEdges; ++j) {
+    alignas(32) double s[4];
+    _mm256_store_pd(s, acc[j]);
+    above[j] = (s[0] + s[1]) + (s[2] + s[3]);
+  }
+}
+
+void tempered_probs(const float* l, int64_t n, float mx, double inv_t, double* p) {
+  const __m256d m = _mm256_set1_pd(mx), it = _mm256_set1_pd(inv_t);
+  for (int64_t i = 0; i < n; i += 4) {
+    const __m256d q = tempered4(load4(l + i, n - i), m, it);
+    if (n - i >= 4) {
+      _mm256_storeu_pd(p + i, q);
+    } else {
+      alignas(32) double s[4];
+      _mm256_store_pd(s, q);
+      for (int64_t j = 0; j < n - i; ++j) p[i + j] = s[j];
+    }
+  }
+}
+
+}  // namespace arc::kernels::cpu::avx2

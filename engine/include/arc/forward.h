@@ -64,6 +64,10 @@ class ForwardExecutor {
   // Whole raw logit row `row` of the last step (after wait(StepCandidates&), until the next
   // submit): the fallback when the candidates cannot decide a token.
   Status fetch_row(int64_t row, std::vector<float>& out);
+  // False when candidates are selected on the host from downloaded rows (no CandidateSelector):
+  // every row comes back whole anyway, and a sampler finishing on the whole row is cheaper than
+  // a wide candidate selection followed by that.
+  bool selects_on_device() const;
 
   struct Impl;
 
