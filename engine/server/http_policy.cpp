@@ -69,7 +69,7 @@ std::optional<HttpRefusal> check_browser_policy(const RequestHead& head,
                                 "' is not allowed; start the engine with --allow-origin ORIGIN "
                                 "to let that page use it"};
   }
-  if (!host_allowed(host_name(head.header("Host")), policy)) {
+  if (policy.check_host && !host_allowed(host_name(head.header("Host")), policy)) {
     return HttpRefusal{403, "Host '" + clip(head.header("Host")) +
                                 "' does not name this engine (a DNS-rebinding page?); use its "
                                 "address or localhost, or start it with --allow-host NAME"};

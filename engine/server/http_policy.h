@@ -17,6 +17,9 @@ struct BrowserPolicy {
   std::vector<std::string> allow_origins;  // "https://chat.example.com", or "*"
   std::vector<std::string> allow_hosts;    // extra names clients may use in Host
   std::string bound_host;                  // the address the server listens on
+  // DNS rebinding matters only where the engine trusts whoever reaches it: with an API key a
+  // page cannot authenticate anyway, so any Host is accepted (LAN names, mDNS, proxies).
+  bool check_host = true;
 };
 
 // 403 for a foreign Origin or Host, 415 for a body that is not JSON; nullopt to go on.

@@ -302,6 +302,7 @@ Status Server::start() {
   g.policy.allow_origins = o.allow_origins;
   g.policy.allow_hosts = o.allow_hosts;
   g.policy.bound_host = o.host;
+  g.policy.check_host = o.api_key.empty();
   g.header_timeout_s = o.header_timeout_s;
   g.body_timeout_s = g.idle_timeout_s = g.write_timeout_s = std::max(1, o.read_timeout_s);
   g.max_per_client = o.max_connections_per_client;

@@ -361,5 +361,21 @@ TEST(HttpHardeningAllowOrigin, AnAllowedOriginGetsCorsAnswers) {
   EXPECT_EQ(r->status, 403);
 }
 
+TEST(HttpHardeningWithKey, AnyHostButStillNoForeignPages) {
+  EngineProcess engine;
+  ASSERT_TRUE(engine.start({"--api-key", "sekrit"}, "idle")) << engine.error();
+  const std::string port = std::to_string(engine.port());
+  // A LAN or mDNS name is fine once a key guards the engine.
+  auto r =
+      testing::exchange(engine.port(), "GET /v1/models HTTP/1.1\r\nHost: spark1.local:" + port +
+                                           "\r\nAuthorization: Bearer sekrit\r\n\r\n");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 200) << r->body;
+  r = testing::exchange(engine.port(), "GET /v1/models HTTP/1.1\r\nHost: spark1.local:" + port +
+                                           "\r\nOrigin: https://evil.example\r\n\r\n");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 403);
+}
+
 }  // namespace
 }  // namespace arc

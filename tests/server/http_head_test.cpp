@@ -109,6 +109,9 @@ TEST(HttpPolicy, RefusesForeignPagesAndNonJsonBodies) {
   p.allow_origins = {"http://ok.example/"};
   p.allow_hosts = {"engine.lan"};
   EXPECT_EQ(status("GET / HTTP/1.1\r\nHost: engine.lan\r\nOrigin: http://OK.example\r\n\r\n"), 0);
+  p.check_host = false;  // an API key is set
+  EXPECT_EQ(status("GET / HTTP/1.1\r\nHost: spark1.local:8080\r\n\r\n"), 0);
+  EXPECT_EQ(status("GET / HTTP/1.1\r\nHost: a\r\nOrigin: http://evil.example\r\n\r\n"), 403);
   p.allow_origins = {"*"};
   EXPECT_EQ(status("GET / HTTP/1.1\r\nHost: 1.2.3.4\r\nOrigin: http://any.example\r\n\r\n"), 0);
 }
