@@ -106,6 +106,7 @@ struct Conn {
   Clock::time_point deadline;
   bool peer_eof = false;  // the client half-closed (or closed) its side
   size_t discarded = 0;   // bytes thrown away while closing
+  size_t reserved = 0;    // body bytes counted against the gate's budget
 };
 
 // The request handed to the router, and the socket its answer goes to. Reads come from the
@@ -194,6 +195,7 @@ struct HttpGate::Impl {
   std::unique_ptr<httplib::ThreadPool> pool;
   std::atomic<bool> stopping{false};
   bool accept_paused = false;
+  size_t buffered = 0;  // request bodies held by connections and workers (epoll thread only)
   Clock::time_point accept_resume;
 
   // Epoll thread only.
@@ -218,7 +220,27 @@ struct HttpGate::Impl {
   void send_now(Conn* c, const std::string& bytes);
   void watch(Conn* c, bool on);
   void close_conn(Conn* c);
+  bool reserve(Conn* c, size_t total);
+  void release(Conn* c);
 };
+
+// Counts a connection's body (`total` bytes so far) against the budget for all connections.
+bool HttpGate::Impl::reserve(Conn* c, size_t total) {
+  if (total <= c->reserved) return true;
+  if (buffered + (total - c->reserved) > opt.max_buffered_bytes) return false;
+  buffered += total - c->reserved;
+  c->reserved = total;
+  return true;
+}
+
+void HttpGate::Impl::release(Conn* c) {
+  buffered -= c->reserved;
+  c->reserved = 0;
+}
+
+HttpRefusal busy_bodies() {
+  return {503, "the engine is receiving too many large request bodies at once; retry in a moment"};
+}
 
 void HttpGate::Impl::watch(Conn* c, bool on) {
   if (on) {
@@ -232,6 +254,7 @@ void HttpGate::Impl::watch(Conn* c, bool on) {
 }
 
 void HttpGate::Impl::close_conn(Conn* c) {
+  release(c);
   if (c->phase != Phase::kBusy) watch(c, false);
   auto it = per_client.find(c->ip);
   if (it != per_client.end() && --it->second <= 0) per_client.erase(it);
@@ -260,6 +283,7 @@ void HttpGate::Impl::send_now(Conn* c, const std::string& bytes) {
 void HttpGate::Impl::refuse(Conn* c, const HttpRefusal& r, const std::string& path) {
   logger("server")->debug("{}:{} refused with {}: {}", c->ip, c->port, r.status, r.message);
   send_now(c, error_response(path, r));
+  release(c);
   ::shutdown(c->fd, SHUT_WR);
   c->phase = Phase::kClosing;
   c->in.clear();
@@ -377,6 +401,9 @@ void HttpGate::Impl::advance(Conn* c) {
       c->deadline = Clock::now() + seconds(opt.idle_timeout_s);
       return advance(c);
     }
+    if (!reserve(c, static_cast<size_t>(c->head.content_length.value_or(0)))) {
+      return refuse(c, busy_bodies(), c->head.path());
+    }
     if (c->head.expect_continue) send_now(c, "HTTP/1.1 100 Continue\r\n\r\n");
     c->phase = Phase::kBody;
     c->deadline = Clock::now() + seconds(opt.body_timeout_s);
@@ -393,6 +420,7 @@ void HttpGate::Impl::advance(Conn* c) {
     if (p == ChunkedDecoder::Progress::kError) {
       return refuse(c, {400, c->chunked->error()}, c->head.path());
     }
+    if (!reserve(c, c->chunked->body().size())) return refuse(c, busy_bodies(), c->head.path());
     if (p == ChunkedDecoder::Progress::kDone) {
       std::string body = std::move(c->chunked->body());
       c->chunked.reset();
@@ -448,6 +476,7 @@ void HttpGate::Impl::take_back() {
     items.swap(back);
   }
   for (auto [c, keep] : items) {
+    release(c);  // the worker is done with the request
     if (!keep && c->peer_eof) {
       close_conn(c);  // busy connections are not watched; close_conn leaves epoll alone
       continue;

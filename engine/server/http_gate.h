@@ -27,7 +27,8 @@ struct GateOptions {
   double write_timeout_s = 30;   // a client that stops reading its answer
   int max_per_client = 256;      // open connections from one address
   int max_open = 8192;           // open connections in all
-  int workers = 256;             // requests handled at once (streams hold a worker each)
+  size_t max_buffered_bytes = size_t{1} << 30;  // request bodies held at once, all connections
+  int workers = 256;  // requests handled at once (streams hold a worker each)
 };
 
 // Routes one complete request read from `stream` and writes the answer to it: the routing

@@ -168,8 +168,10 @@ void Server::Impl::install_routes() {
   // Advertised in Keep-Alive headers; the gate enforces the idle timeout.
   http.set_keep_alive_timeout(std::max(1, options.read_timeout_s));
   http.set_keep_alive_max_count(1000);
-  // The gate let this request's Origin through: it is one the user allowed.
   http.set_post_routing_handler([](const Request& req, Response& res) {
+    // The gate closes the connection after a 400: say so.
+    if (res.status == 400) res.set_header("Connection", "close");
+    // The gate let this request's Origin through: it is one the user allowed.
     if (!req.has_header("Origin")) return;
     res.set_header("Access-Control-Allow-Origin", req.get_header_value("Origin"));
     res.set_header("Vary", "Origin");
@@ -307,6 +309,7 @@ Status Server::start() {
   g.body_timeout_s = g.idle_timeout_s = g.write_timeout_s = std::max(1, o.read_timeout_s);
   g.max_per_client = o.max_connections_per_client;
   g.max_open = o.max_open_connections;
+  g.max_buffered_bytes = std::max<size_t>(size_t{1} << 30, 4 * o.max_body_bytes);
   // Streaming answers hold a worker each: size the pool for many concurrent clients.
   g.workers = std::max(8, o.max_connections);
   Impl* impl = impl_.get();

@@ -294,6 +294,7 @@ TEST_F(HttpHardening, ConnectionClosesAfterA400) {
   auto r = testing::read_response(fd, buf, 5000);
   ASSERT_TRUE(r);
   EXPECT_EQ(r->status, 400);
+  EXPECT_NE(r->head.find("Connection: close"), std::string::npos) << r->head;
   EXPECT_FALSE(testing::read_response(fd, buf, 1000));
   EXPECT_TRUE(testing::closed_by_peer(fd, 100));
   ::close(fd);
