@@ -238,9 +238,13 @@ void HttpGate::Impl::release(Conn* c) {
   c->reserved = 0;
 }
 
+namespace {
+
 HttpRefusal busy_bodies() {
   return {503, "the engine is receiving too many large request bodies at once; retry in a moment"};
 }
+
+}  // namespace
 
 void HttpGate::Impl::watch(Conn* c, bool on) {
   if (on) {
