@@ -2,14 +2,12 @@
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
-#include <sys/socket.h>
 
 #include <chrono>
 #include <condition_variable>
 #include <deque>
 #include <list>
 #include <mutex>
-#include <thread>
 
 #include <httplib.h>
 
