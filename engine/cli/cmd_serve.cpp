@@ -1,6 +1,7 @@
 // arclight-engine serve: the HTTP server of rank 0 with the engine behind it.
 #include <pthread.h>
 #include <signal.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -86,6 +87,12 @@ int serve(ServeOpts o) {
   if (Status s = check_bind_safety(o.server); !s.ok()) {
     std::fprintf(stderr, "error: %s\n", s.message().c_str());
     return 2;
+  }
+  // Thousands of idle or slow clients each hold a descriptor: use all the process may have.
+  if (rlimit nofile{};
+      getrlimit(RLIMIT_NOFILE, &nofile) == 0 && nofile.rlim_cur < nofile.rlim_max) {
+    nofile.rlim_cur = nofile.rlim_max;
+    setrlimit(RLIMIT_NOFILE, &nofile);
   }
   // Signals are taken by sigwait below: block them before any thread starts.
   sigset_t signals;
@@ -206,6 +213,19 @@ void add_serve_command(CLI::App& app, CliContext& ctx) {
       ->check(CLI::Range(0.0, 1024.0));
   cmd->add_option("--max-body-bytes", o->server.max_body_bytes, "largest request body")
       ->capture_default_str();
+  cmd->add_option("--header-timeout", o->server.header_timeout_s,
+                  "seconds a client may take to send a request's headers")
+      ->capture_default_str()
+      ->check(CLI::Range(0.05, 3600.0));
+  cmd->add_option("--max-connections-per-client", o->server.max_connections_per_client,
+                  "open connections allowed from one client address")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 1 << 20));
+  cmd->add_option("--allow-origin", o->server.allow_origins,
+                  "web page origin allowed to call the engine, e.g. https://chat.example.com "
+                  "(repeatable; '*' allows any page)");
+  cmd->add_option("--allow-host", o->server.allow_hosts,
+                  "extra name clients may use in the Host header (repeatable)");
   cmd->add_option("--tp", o->tp, "tensor-parallel ranks (run under mpirun -np N)")
       ->capture_default_str()
       ->check(CLI::Range(1, 64));

@@ -2,14 +2,12 @@
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
-#include <sys/socket.h>
 
 #include <chrono>
 #include <condition_variable>
 #include <deque>
 #include <list>
 #include <mutex>
-#include <thread>
 
 #include <httplib.h>
 
@@ -17,6 +15,7 @@
 #include "api_common.h"
 #include "arc/log.h"
 #include "auth.h"
+#include "http_gate.h"
 #include "openai_api.h"
 
 namespace arc {
@@ -36,23 +35,14 @@ bool is_anthropic_route(const std::string& path) {
   return path.rfind("/v1/messages", 0) == 0;
 }
 
-// Debian's cpp-httplib is compiled with a listen backlog of 5: a burst of clients (64 agents
-// connecting at once) overflows it and connections are reset. Linux lets listen() be called
-// again on a listening socket to raise the backlog; find ours by its port.
-void widen_listen_backlog(int port) {
-  for (int fd = 3; fd < 1024; ++fd) {
-    int accepting = 0;
-    socklen_t len = sizeof accepting;
-    if (getsockopt(fd, SOL_SOCKET, SO_ACCEPTCONN, &accepting, &len) != 0 || !accepting) continue;
-    sockaddr_storage addr{};
-    socklen_t alen = sizeof addr;
-    if (getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &alen) != 0) continue;
-    int p = addr.ss_family == AF_INET    ? ntohs(reinterpret_cast<sockaddr_in*>(&addr)->sin_port)
-            : addr.ss_family == AF_INET6 ? ntohs(reinterpret_cast<sockaddr_in6*>(&addr)->sin6_port)
-                                         : -1;
-    if (p == port) ::listen(fd, 1024);
-  }
-}
+// httplib's router, fed complete requests by the gate (HttpGate) instead of its own socket loop.
+class Router : public httplib::Server {
+ public:
+  using httplib::Server::process_request;
+  // httplib ends streaming answers when its own listening socket is gone; with the gate in front
+  // that socket is never opened, so mark the server as serving (or stopping) by hand.
+  void set_serving(bool serving) { svr_sock_ = serving ? 0 : INVALID_SOCKET; }
+};
 
 }  // namespace
 
@@ -72,8 +62,8 @@ Status check_bind_safety(const ServerOptions& o) {
 struct Server::Impl {
   ServerOptions options;
   InferenceService& service;
-  httplib::Server http;
-  std::thread thread;
+  Router http;
+  std::unique_ptr<server::HttpGate> gate;
   int bound_port = 0;
 
   // Event stream subscribers: each /engine/events connection has its own bounded queue.
@@ -163,10 +153,17 @@ void Server::Impl::install_routes() {
   using nlohmann::json;
 
   http.set_payload_max_length(options.max_body_bytes);
-  http.set_read_timeout(options.read_timeout_s, 0);
-  // Streaming answers hold a worker each: size the pool for many concurrent clients.
-  const int workers = std::max(8, options.max_connections);
-  http.new_task_queue = [workers] { return new httplib::ThreadPool(static_cast<size_t>(workers)); };
+  // Advertised in Keep-Alive headers; the gate enforces the idle timeout.
+  http.set_keep_alive_timeout(std::max(1, options.read_timeout_s));
+  http.set_keep_alive_max_count(1000);
+  http.set_post_routing_handler([](const Request& req, Response& res) {
+    // The gate closes the connection after a 400: say so.
+    if (res.status == 400) res.set_header("Connection", "close");
+    // The gate let this request's Origin through: it is one the user allowed.
+    if (!req.has_header("Origin")) return;
+    res.set_header("Access-Control-Allow-Origin", req.get_header_value("Origin"));
+    res.set_header("Vary", "Origin");
+  });
 
   http.set_pre_routing_handler([this](const Request& req, Response& res) {
     if (req.path == "/health" || authorized(req))
@@ -288,26 +285,34 @@ Status Server::start() {
   impl_->install_routes();
   impl_->service.set_event_sink([impl = impl_.get()](const EngineEvent& ev) { impl->publish(ev); });
   const auto& o = impl_->options;
-  // httplib's default options add SO_REUSEPORT, with which a second engine on a busy port binds
-  // too and the kernel splits connections between the two. SO_REUSEADDR alone still allows a
-  // restart while old connections sit in TIME_WAIT.
-  impl_->http.set_socket_options([](int sock) {
-    int yes = 1;
-    ::setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof yes);
-  });
-  if (o.port == 0) {
-    impl_->bound_port = impl_->http.bind_to_any_port(o.host);
-    if (impl_->bound_port <= 0) return unavailable("cannot bind any port on " + o.host);
-  } else {
-    if (!impl_->http.bind_to_port(o.host, o.port)) {
-      return unavailable("cannot listen on " + o.host + ":" + std::to_string(o.port) +
-                         ": port in use (or not an address of this machine); stop the other "
-                         "server or choose another --port");
-    }
-    impl_->bound_port = o.port;
-  }
-  widen_listen_backlog(impl_->bound_port);
-  impl_->thread = std::thread([impl = impl_.get()] { impl->http.listen_after_bind(); });
+  server::GateOptions g;
+  g.limits.max_head_bytes = o.max_header_bytes;
+  g.limits.max_headers = o.max_headers;
+  g.limits.max_body_bytes = o.max_body_bytes;
+  g.policy.allow_origins = o.allow_origins;
+  g.policy.allow_hosts = o.allow_hosts;
+  g.policy.bound_host = o.host;
+  g.policy.check_host = o.api_key.empty();
+  g.header_timeout_s = o.header_timeout_s;
+  g.body_timeout_s = g.idle_timeout_s = g.write_timeout_s = std::max(1, o.read_timeout_s);
+  g.max_per_client = o.max_connections_per_client;
+  g.max_open = o.max_open_connections;
+  g.max_buffered_bytes = std::max<size_t>(size_t{1} << 30, 4 * o.max_body_bytes);
+  // Streaming answers hold a worker each: size the pool for many concurrent clients.
+  g.workers = std::max(8, o.max_connections);
+  Impl* impl = impl_.get();
+  impl->gate = std::make_unique<server::HttpGate>(
+      g, [impl](httplib::Stream& strm, bool close_connection, bool* connection_closed) {
+        bool closed = false;
+        bool ok = impl->http.process_request(strm, close_connection, closed, nullptr);
+        *connection_closed = closed;
+        return ok;
+      });
+  auto port = impl->gate->bind(o.host, o.port);
+  if (!port.ok()) return port.status();
+  impl->bound_port = *port;
+  impl->http.set_serving(true);
+  impl->gate->start();
   logger("server")->info("listening on http://{}:{}", o.host, impl_->bound_port);
   return ok_status();
 }
@@ -325,8 +330,8 @@ void Server::stop() {
   }
   impl_->cv.notify_all();
   impl_->service.set_event_sink(nullptr);
-  impl_->http.stop();
-  if (impl_->thread.joinable()) impl_->thread.join();
+  impl_->http.set_serving(false);
+  if (impl_->gate) impl_->gate->stop();
 }
 
 void Server::wait() {

@@ -124,6 +124,7 @@ class EngineProcess {
   }
 
   int port() const { return port_; }
+  pid_t pid() const { return pid_; }
   int exit_status() const { return exit_status_; }
   const std::string& error() const { return error_; }
 

@@ -5,6 +5,7 @@
 #include <cstddef>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "arc/service.h"
 #include "arc/status.h"
@@ -18,8 +19,16 @@ struct ServerOptions {
   bool insecure = false;              // allow a non-loopback address without an API key
   size_t max_body_bytes = 64u << 20;  // images travel as data URIs inside JSON
   int max_connections = 256;          // worker threads; streaming requests hold one each
-  int read_timeout_s = 30;
+  int read_timeout_s = 30;            // body arrival, idle keep-alive, a client not reading
   int event_keepalive_s = 10;  // comment lines on /engine/events keep proxies from closing it
+  // Transport limits, enforced before a worker sees a request (see docs/http-server.md).
+  double header_timeout_s = 10;            // first byte to end of head; a trickle cannot extend it
+  size_t max_header_bytes = 64u << 10;     // request line and headers together
+  size_t max_headers = 100;                // header lines (431 beyond)
+  int max_connections_per_client = 256;    // open connections from one address
+  int max_open_connections = 8192;         // open connections in all
+  std::vector<std::string> allow_origins;  // web pages allowed to call the engine ("*": any)
+  std::vector<std::string> allow_hosts;    // extra names accepted in the Host header
 };
 
 // Refuses a non-loopback bind without an API key unless `insecure` is set.
