@@ -15,6 +15,8 @@ BUILD_PKGS=(
   libopenmpi-dev openmpi-bin libibverbs-dev librdmacm-dev ibverbs-utils
   libpng-dev libjpeg62-turbo-dev libwebp-dev
   libgtest-dev libgmock-dev libbenchmark-dev
+  # The CUDA emulator (kernels/cuda_emu): each CUDA thread a Boost.Context fiber.
+  libboost-context-dev
 )
 TEST_PKGS=(
   prometheus xvfb xauth fonts-dejavu-core

@@ -159,7 +159,13 @@ NcclCommunicator::~NcclCommunicator() {
 Status NcclCommunicator::all_reduce_sum(float* data, int64_t n) {
   ARC_RETURN_IF_ERROR(impl_->broken());
   if (impl_->ordered) {
-    auto [before, after] = impl_->next_events();
+    // Inside a recorded decode step (a CUDA graph) the events would time nothing: the graph
+    // replays the collective later, so only eager steps are timed.
+    cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
+    const bool recording = cudaStreamIsCapturing(impl_->stream, &capture) == cudaSuccess &&
+                           capture != cudaStreamCaptureStatusNone;
+    auto [before, after] =
+        recording ? std::pair<cudaEvent_t, cudaEvent_t>{nullptr, nullptr} : impl_->next_events();
     // The events only time the collective: a failed record must not leave its error behind for
     // the next kernel launch's check to report.
     if (before != nullptr && cudaEventRecord(before, impl_->stream) != cudaSuccess) {

@@ -333,7 +333,12 @@ struct ForwardExecutor::Impl {
     if (mm) ARC_RETURN_IF_ERROR(ensure_mm(t));
 
     // A decode step (one token per sequence) runs as a recorded graph when the backend has them.
-    const bool graph = graphs != nullptr && graphs->graphs_enabled() && tp == nullptr && !mm &&
+    // Under tensor parallelism too when the collectives are stream-ordered (NCCL): the graph
+    // records them with the kernels. Ranks need not agree on recording or replaying: each rank
+    // issues every collective of a step exactly once either way (a failed capture runs the step
+    // eagerly instead, never both), so the collectives still pair up across ranks.
+    const bool graph = graphs != nullptr && graphs->graphs_enabled() &&
+                       (tp == nullptr || tp->on_stream()) && !mm &&
                        static_cast<int64_t>(seqs.size()) == t && t <= kMaxGraphBatch &&
                        n_out <= kMaxGraphBatch;
     int64_t t_run = t, out_run = n_out;

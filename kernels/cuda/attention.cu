@@ -46,14 +46,16 @@ __global__ void kv_store_kernel(KvStoreArgs a, size_t row_bytes) {
   }
 }
 
-// grid: (n_splits, n_head, n_tokens); block: 4 warps. Lane owns dims lane + 32 i.
+// grid: (n_splits, n_head, n_tokens); block: 4 warps. Lane owns dims lane + 32 i (below head_dim:
+// a head_dim that is not a multiple of 32 leaves the last lanes of the last group idle).
 __global__ void __launch_bounds__(kDecodeWarps* kWarp) decode_kernel(AttnParams p) {
   ARC_SHARED(float, s_m, [kDecodeWarps]);
   ARC_SHARED(float, s_l, [kDecodeWarps]);
   ARC_SHARED(float, s_acc, [kDecodeWarps][kMaxHeadDim]);
   const int64_t sp = blockIdx.x, h = blockIdx.y, t = blockIdx.z;
   const int lane = threadIdx.x % kWarp, warp = threadIdx.x / kWarp;
-  const int nd = static_cast<int>(p.head_dim / 32);
+  const int nd = static_cast<int>((p.head_dim + 31) / 32);
+  const int hd = static_cast<int>(p.head_dim);
   const int64_t g = h / (p.n_head / p.n_kv_head);
   const int32_t seq = p.token_seq[t];
   const int64_t pos = p.token_pos[t];
@@ -64,7 +66,7 @@ __global__ void __launch_bounds__(kDecodeWarps* kWarp) decode_kernel(AttnParams 
   float qr[kMaxHeadDim / 32], acc[kMaxHeadDim / 32];
 #pragma unroll
   for (int i = 0; i < kMaxHeadDim / 32; ++i) {
-    qr[i] = i < nd ? q[lane + 32 * i] * p.scale : 0.0f;
+    qr[i] = i < nd && lane + 32 * i < hd ? q[lane + 32 * i] * p.scale : 0.0f;
     acc[i] = 0.0f;
   }
   float m = -INFINITY, l = 0.0f;
@@ -73,7 +75,7 @@ __global__ void __launch_bounds__(kDecodeWarps* kWarp) decode_kernel(AttnParams 
     float s = 0.0f;
 #pragma unroll
     for (int i = 0; i < kMaxHeadDim / 32; ++i)
-      if (i < nd) s += qr[i] * kv_elem(p, p.k, row, lane + 32 * i);
+      if (i < nd && lane + 32 * i < hd) s += qr[i] * kv_elem(p, p.k, row, lane + 32 * i);
     s = warp_sum(s);
     const float m_new = fmaxf(m, s);
     const float corr = expf(m - m_new);  // m = -inf: 0
@@ -81,7 +83,8 @@ __global__ void __launch_bounds__(kDecodeWarps* kWarp) decode_kernel(AttnParams 
     l = l * corr + w;
 #pragma unroll
     for (int i = 0; i < kMaxHeadDim / 32; ++i)
-      if (i < nd) acc[i] = acc[i] * corr + w * kv_elem(p, p.v, row, lane + 32 * i);
+      if (i < nd && lane + 32 * i < hd)
+        acc[i] = acc[i] * corr + w * kv_elem(p, p.v, row, lane + 32 * i);
     m = m_new;
   }
   if (lane == 0) {
@@ -90,7 +93,7 @@ __global__ void __launch_bounds__(kDecodeWarps* kWarp) decode_kernel(AttnParams 
   }
 #pragma unroll
   for (int i = 0; i < kMaxHeadDim / 32; ++i)
-    if (i < nd) s_acc[warp][lane + 32 * i] = acc[i];
+    if (i < nd && lane + 32 * i < hd) s_acc[warp][lane + 32 * i] = acc[i];
   __syncthreads();
   float mx = -INFINITY;
   for (int w = 0; w < kDecodeWarps; ++w) mx = fmaxf(mx, s_m[w]);
@@ -193,7 +196,7 @@ bool paged_attention(const Context& ctx, const PagedAttentionArgs& a) {
   using namespace detail;
   if (a.layout != KvLayout::kTokenRows) return false;
   if (a.n_kv_head <= 0 || a.n_head <= 0 || a.n_head % a.n_kv_head != 0 || a.n_tokens < 0 ||
-      a.head_dim % 32 != 0 || a.head_dim > kMaxHeadDim || a.block_size <= 0 ||
+      a.head_dim % 8 != 0 || a.head_dim > kMaxHeadDim || a.block_size <= 0 ||
       !kv_type_supported(a.kv_type, a.head_dim) || a.n_head > 65535)
     return false;
   if (a.n_tokens == 0) return true;

@@ -371,6 +371,18 @@ cudaError_t cudaStreamEndCapture(cudaStream_t s, cudaGraph_t* graph) {
   return api_result(cudaSuccess);
 }
 
+cudaError_t cudaStreamIsCapturing(cudaStream_t s, cudaStreamCaptureStatus* status) {
+  if (status == nullptr) return api_result(cudaErrorInvalidValue);
+  *status = cudaStreamCaptureStatusNone;
+  if (s == nullptr) return api_result(cudaSuccess);
+  std::lock_guard<std::mutex> lock(registry().mu);
+  if (s->capturing) {
+    *status =
+        s->capture_invalidated ? cudaStreamCaptureStatusInvalidated : cudaStreamCaptureStatusActive;
+  }
+  return api_result(cudaSuccess);
+}
+
 cudaError_t cudaGraphInstantiate(cudaGraphExec_t* exec, cudaGraph_t graph, unsigned long long) {
   if (exec == nullptr || graph == nullptr) return api_result(cudaErrorInvalidValue);
   auto* x = new CUgraphExec_st;

@@ -1,8 +1,8 @@
 // KV store and paged attention against the CPU kv_store and ref::paged_attention: GQA, two
 // sequences in shuffled cache blocks, long contexts (several decode splits), prefill tiles that
-// mix sequences, batched decode, sliding windows, head_dim 64/128/256, F32/F16/Q8_0 caches.
-// Tolerance 1e-4 absolute: outputs are convex combinations of values in [-1, 1]; the GPU uses
-// F32 exp/sums, the reference double.
+// mix sequences, batched decode, sliding windows, head_dim 64/128/256 (and 16, 80 with F16),
+// F32/F16/Q8_0 caches. Tolerance 1e-4 absolute: outputs are convex combinations of values in [-1,
+// 1]; the GPU uses F32 exp/sums, the reference double.
 #include <algorithm>
 #include <numeric>
 #include <random>
@@ -142,6 +142,12 @@ INSTANTIATE_TEST_SUITE_P(HeadDimsCachesWindows, AttentionCuda,
                                             ::testing::Values(0, 1, 2),
                                             ::testing::Values<int64_t>(0, 100)),
                          [](const auto& info) { return case_name(info.param); });
+// Head dims that are not multiples of 32 (the engine's tiny test models use 16): F16 caches.
+INSTANTIATE_TEST_SUITE_P(SmallAndOddHeadDims, AttentionCuda,
+                         ::testing::Combine(::testing::Values<int64_t>(16, 80),
+                                            ::testing::Values(1),
+                                            ::testing::Values<int64_t>(0, 100)),
+                         [](const auto& info) { return case_name(info.param); });
 
 // Refused before anything is enqueued: runs without a device.
 TEST(CudaArgs, AttentionRefusesUnsupported) {
@@ -150,7 +156,7 @@ TEST(CudaArgs, AttentionRefusesUnsupported) {
   a.n_tokens = 1;
   a.n_head = 2;
   a.n_kv_head = 1;
-  a.head_dim = 80;  // not a multiple of 32
+  a.head_dim = 84;  // not a multiple of 8 (the prefill kernel's dims per thread)
   a.kv_type = DType::F16;
   EXPECT_FALSE(paged_attention(ctx, a));
   a.head_dim = 512;  // above the largest kernel

@@ -4,6 +4,9 @@
 // and ncclGroupEnd are enqueued at ncclGroupEnd, in the order they were made, so every rank issues
 // the same MPI collectives in the same order. Needs MPI_THREAD_MULTIPLE (the engine asks for it):
 // the stream threads call MPI while the main thread runs the control communicator.
+// The C API only (OpenMPI would pull in its C++ bindings, which need their own library).
+#define OMPI_SKIP_MPICXX 1
+#define MPICH_SKIP_MPICXX 1
 #include <mpi.h>
 #include <nccl.h>
 
