@@ -566,6 +566,24 @@ bool cuda_backend_built() {
   return true;
 }
 
+Result<uint64_t> cuda_free_memory_bytes(int device) {
+  if (device < 0 || device >= kc::device_count()) {
+    return unavailable("CUDA device " + std::to_string(device) + " does not exist");
+  }
+  int before = 0;
+  cudaGetDevice(&before);
+  size_t free_b = 0, total_b = 0;
+  cudaError_t e = cudaSetDevice(device);
+  if (e == cudaSuccess) e = cudaMemGetInfo(&free_b, &total_b);
+  cudaSetDevice(before);
+  if (e != cudaSuccess) {
+    cudaGetLastError();
+    return unavailable("cannot read the free memory of CUDA device " + std::to_string(device) +
+                       ": " + describe(e));
+  }
+  return static_cast<uint64_t>(free_b);
+}
+
 bool cuda_backend_emulated() {
 #if defined(ARC_CUDA_EMULATION)
   return true;

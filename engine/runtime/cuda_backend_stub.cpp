@@ -12,6 +12,10 @@ bool cuda_backend_emulated() {
   return false;
 }
 
+Result<uint64_t> cuda_free_memory_bytes(int /*device*/) {
+  return unavailable("this build of arclight-engine has no CUDA backend");
+}
+
 int cuda_device_count() {
   return 0;
 }

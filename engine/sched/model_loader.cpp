@@ -108,10 +108,15 @@ Status check_loadable(EngineService::Impl& m, const std::string& path, int64_t c
     weights = shard_weight_bytes(*file, *plan);
     c = plan->local;
   }
-  // Host memory only: a GPU's free memory is checked by the load itself (after which a failure
-  // brings the previous model back).
-  if (m.opt.backend != "cpu") return ok_status();
-  const uint64_t available = available_memory_bytes();
+  // The memory the weights will take: the host's, or the GPU's (device memory, which on a GB10
+  // is the same unified pool). A device that cannot be asked is left to the load itself (after
+  // which a failure brings the previous model back).
+  uint64_t available = 0;
+  if (m.opt.backend == "cpu") {
+    available = available_memory_bytes();
+  } else if (auto free_b = cuda_free_memory_bytes(m.opt.device); free_b.ok()) {
+    available = *free_b;
+  }
   if (available == 0) return ok_status();
   const uint64_t freed =
       current != nullptr ? current->weight_bytes + current->kv_bytes : uint64_t{0};

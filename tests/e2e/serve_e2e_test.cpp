@@ -120,25 +120,29 @@ TEST_F(ServeE2E, SixtyFourConcurrentClientsGetTheirOwnAnswers) {
     ASSERT_EQ(r->status, 200) << r->body;
     alone[i] = json::parse(r->body)["choices"][0]["message"]["content"];
   }
-  std::vector<std::thread> threads;
-  std::atomic<int> failures{0};
-  for (int i = 0; i < kClients; ++i) {
-    threads.emplace_back([&, i] {
-      auto r = client().Post("/v1/chat/completions", chat(prompts[i], 8, true).dump(),
-                             "application/json");
-      if (!r || r->status != 200) {
-        failures++;
-        ADD_FAILURE() << "client " << i << ": "
-                      << (r ? std::to_string(r->status) + " " + r->body
-                            : httplib::to_string(r.error()));
-        return;
-      }
-      together[i] = stream_text(r->body);
-    });
+  // Then 3, 17 and all 64 at once, streaming: odd batch sizes, one of them past a graph bucket
+  // boundary (16), and the batches of several buckets (on the CUDA backend, recorded graphs).
+  for (const int n : {3, 17, kClients}) {
+    std::vector<std::thread> threads;
+    std::atomic<int> failures{0};
+    for (int i = 0; i < n; ++i) {
+      threads.emplace_back([&, i] {
+        auto r = client().Post("/v1/chat/completions", chat(prompts[i], 8, true).dump(),
+                               "application/json");
+        if (!r || r->status != 200) {
+          failures++;
+          ADD_FAILURE() << "client " << i << ": "
+                        << (r ? std::to_string(r->status) + " " + r->body
+                              : httplib::to_string(r.error()));
+          return;
+        }
+        together[i] = stream_text(r->body);
+      });
+    }
+    for (auto& t : threads) t.join();
+    EXPECT_EQ(failures.load(), 0);
+    for (int i = 0; i < n; ++i) EXPECT_EQ(together[i], alone[i]) << "client " << i << " of " << n;
   }
-  for (auto& t : threads) t.join();
-  EXPECT_EQ(failures.load(), 0);
-  for (int i = 0; i < kClients; ++i) EXPECT_EQ(together[i], alone[i]) << "client " << i;
   wait_blocks_free();
   EXPECT_EQ(status()["kv"]["blocks_used"], 0);
 }

@@ -32,6 +32,9 @@ bool cuda_backend_built();
 // emulated device per process, so every rank of an mpirun job has its own.
 bool cuda_backend_emulated();
 
+// Free memory of CUDA device `device` now (what a load may use), or an error without one.
+Result<uint64_t> cuda_free_memory_bytes(int device);
+
 // CUDA devices visible to this process (0 without the CUDA backend, a driver or a device).
 int cuda_device_count();
 
