@@ -1,5 +1,8 @@
 #include "AppSettings.h"
 
+#include <QDir>
+#include <QStandardPaths>
+
 namespace arc::app {
 
 namespace {
@@ -56,6 +59,15 @@ QStringList AppSettings::modelDirs() const {
 }
 void AppSettings::setModelDirs(const QStringList& dirs) {
   m_settings.setValue(QStringLiteral("engine/modelDirs"), dirs);
+}
+QString AppSettings::demoModelDir() {
+  return QDir(QStandardPaths::writableLocation(QStandardPaths::AppLocalDataLocation))
+      .filePath(QStringLiteral("demo"));
+}
+QStringList AppSettings::engineModelDirs() const {
+  QStringList dirs = modelDirs();
+  if (!dirs.contains(demoModelDir())) dirs << demoModelDir();
+  return dirs;
 }
 AppSettings::Theme AppSettings::theme() const {
   const int t = m_settings.value(QStringLiteral("ui/theme"), 0).toInt();

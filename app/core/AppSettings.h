@@ -31,6 +31,11 @@ class AppSettings {
   void setRanks(int n);
   QStringList modelDirs() const;
   void setModelDirs(const QStringList& dirs);
+  // Where "Make a demo model" writes its file (in the app's data folder).
+  static QString demoModelDir();
+  // The folders a local engine serves (--model-dir): the user's, and the demo model's, since the
+  // engine loads only files inside its model folders.
+  QStringList engineModelDirs() const;
   Theme theme() const;
   void setTheme(Theme t);
   QString language() const;  // empty: follow the system; "en", "de"

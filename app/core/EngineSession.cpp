@@ -85,7 +85,7 @@ void EngineSession::start(const AppSettings& settings, bool forceLocal) {
     launch.enginePath = EngineProcess::findEngineBinary();
     launch.port = settings.localPort();
     launch.apiKey = settings.apiKey();
-    launch.modelDirs = settings.modelDirs();
+    launch.modelDirs = settings.engineModelDirs();
     launch.hostfile = settings.hostfile();
     launch.ranks = settings.ranks();
     if (!m_process.start(launch)) return;  // failed() already set the message

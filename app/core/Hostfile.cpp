@@ -125,7 +125,7 @@ QString Hostfile::mpirunCommand(const AppSettings& settings, const QString& path
   l.enginePath = EngineProcess::findEngineBinary();
   if (l.enginePath.isEmpty()) l.enginePath = QStringLiteral("arclight-engine");
   l.port = settings.localPort();
-  l.modelDirs = settings.modelDirs();
+  l.modelDirs = settings.engineModelDirs();
   l.hostfile = path;
   l.ranks = qMax(1, ranks);
   // The key stays out of a command meant for copying: the engine reads it from the flag, so

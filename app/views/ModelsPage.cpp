@@ -465,10 +465,10 @@ void ModelsPage::onLocalModels(const QJsonArray& models) {
 }
 
 void ModelsPage::makeDemoModel() {
-  const QString dir = QStandardPaths::writableLocation(QStandardPaths::AppLocalDataLocation);
   m_demo->setEnabled(false);
   m_localMessage->setText(tr("Making a demo model with random weights…"));
-  m_session->makeDemoModel(QDir(dir).filePath(QStringLiteral("demo/arclight-demo.gguf")));
+  m_session->makeDemoModel(
+      QDir(AppSettings::demoModelDir()).filePath(QStringLiteral("arclight-demo.gguf")));
 }
 
 void ModelsPage::updateLoadControls() {

@@ -35,9 +35,10 @@ class RealEngine : public ::testing::Test {
     ASSERT_TRUE(gen.waitForFinished(60000));
     ASSERT_EQ(gen.exitCode(), 0) << gen.readAllStandardError().toStdString();
 
-    m_engine.start(kEngine, {QStringLiteral("--log-level"), QStringLiteral("warn"),
-                             QStringLiteral("serve"), QStringLiteral("--port"), QStringLiteral("0"),
-                             QStringLiteral("--threads"), QStringLiteral("1")});
+    m_engine.start(kEngine,
+                   {QStringLiteral("--log-level"), QStringLiteral("warn"), QStringLiteral("serve"),
+                    QStringLiteral("--port"), QStringLiteral("0"), QStringLiteral("--threads"),
+                    QStringLiteral("1"), QStringLiteral("--model-dir"), m_dir.path()});
     ASSERT_TRUE(m_engine.waitForStarted(10000));
     // The first stdout line names the port: "... listening on 127.0.0.1:PORT".
     QByteArray line;

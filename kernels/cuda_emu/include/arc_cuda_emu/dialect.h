@@ -7,6 +7,7 @@
 #include <math.h>
 
 #include <atomic>
+#include <bit>
 #include <cstdint>
 #include <cstring>
 #include <tuple>
@@ -268,24 +269,16 @@ inline unsigned __vsub4(unsigned a, unsigned b) {
   return r;
 }
 inline float __uint_as_float(unsigned u) {
-  float f;
-  std::memcpy(&f, &u, sizeof f);
-  return f;
+  return std::bit_cast<float>(u);
 }
 inline float __int_as_float(int u) {
-  float f;
-  std::memcpy(&f, &u, sizeof f);
-  return f;
+  return std::bit_cast<float>(u);
 }
 inline unsigned __float_as_uint(float f) {
-  unsigned u;
-  std::memcpy(&u, &f, sizeof u);
-  return u;
+  return std::bit_cast<unsigned>(f);
 }
 inline int __float_as_int(float f) {
-  int u;
-  std::memcpy(&u, &f, sizeof u);
-  return u;
+  return std::bit_cast<int>(f);
 }
 // Round to nearest, ties to even (the default rounding mode of the host).
 inline int __float2int_rn(float x) {
