@@ -86,7 +86,7 @@ bool gelu(const Context& ctx, const float* x, float* y, int64_t n) {
   if (n < 0) return false;
   if (n > 0)
     ARC_LAUNCH(detail::grid_for(n), detail::kThreads, 0, ctx.stream, detail::gelu_tanh_kernel)
-    (x, y, n);
+  (x, y, n);
   return true;
 }
 
@@ -94,7 +94,7 @@ bool gelu_erf(const Context& ctx, const float* x, float* y, int64_t n) {
   if (n < 0) return false;
   if (n > 0)
     ARC_LAUNCH(detail::grid_for(n), detail::kThreads, 0, ctx.stream, detail::gelu_erf_kernel)
-    (x, y, n);
+  (x, y, n);
   return true;
 }
 

@@ -124,7 +124,7 @@ const auto kCases = ::testing::Values(ModelCase{"qwen3moe_f32", Family::kQwen3Mo
     }                                                                                       \
     if (!cuda_backend_built()) GTEST_SKIP() << "this build has no CUDA backend";            \
     /* Under the CUDA emulator every rank (process) has its own emulated device. */         \
-    const int n_dev = cuda_backend_emulated() ? g_comm->size() : cuda_device_count();        \
+    const int n_dev = cuda_backend_emulated() ? g_comm->size() : cuda_device_count();       \
     if (n_dev < (min_devices)) {                                                            \
       GTEST_SKIP() << n_dev << " CUDA device(s) visible; this test needs " << (min_devices) \
                    << ((min_devices) > 1 ? " (NCCL refuses two ranks on one GPU)" : "");    \
