@@ -9,6 +9,29 @@
 
 namespace arc {
 
+namespace {
+
+// The k best ids of `logits` (k <= kernels::kMaxCandidates) into ids[k] / values[k], best first,
+// lower id on ties: the linear-time heap of kernels::top_candidates (one compare rejects almost
+// every token), in the order a sort by (value desc, id asc) gives.
+void heap_top_k(std::span<const float> logits, int32_t k, int32_t* ids, float* values) {
+  kernels::CandidateRow row;
+  row.k = k;
+  double stats[3];
+  kernels::TopCandidatesArgs a;
+  a.logits = logits.data();
+  a.n_rows = 1;
+  a.n_vocab = static_cast<int64_t>(logits.size());
+  a.rows = &row;
+  a.k_stride = k;
+  a.ids = ids;
+  a.values = values;
+  a.stats = stats;
+  kernels::top_candidates(a);
+}
+
+}  // namespace
+
 int32_t argmax(std::span<const float> logits) {
   if (logits.empty() || std::isnan(logits[0])) return 0;  // nothing compares greater than a NaN
   const float mx = kernels::row_max(logits.data(), static_cast<int64_t>(logits.size()));
@@ -32,21 +55,8 @@ std::vector<TokenScore> top_logprobs(std::span<const float> logits, int n) {
   const double lse = kernels::log_sum_exp(logits.data(), n_vocab);
   std::vector<int32_t> idx(static_cast<size_t>(n));
   if (n <= kernels::kMaxCandidates) {
-    // The n best in linear time (a heap), in the same order as a sort.
-    kernels::CandidateRow row;
-    row.k = n;
     std::vector<float> values(idx.size());
-    double stats[3];
-    kernels::TopCandidatesArgs a;
-    a.logits = logits.data();
-    a.n_rows = 1;
-    a.n_vocab = n_vocab;
-    a.rows = &row;
-    a.k_stride = n;
-    a.ids = idx.data();
-    a.values = values.data();
-    a.stats = stats;
-    kernels::top_candidates(a);
+    heap_top_k(logits, n, idx.data(), values.data());
   } else {
     std::vector<int32_t> all(logits.size());
     std::iota(all.begin(), all.end(), 0);
@@ -104,22 +114,9 @@ int32_t Sampler::sample_top_k(std::span<const float> l, size_t k) {
   const int64_t n_vocab = static_cast<int64_t>(l.size());
   auto by_logit = [&](int32_t a, int32_t b) { return l[a] > l[b] || (l[a] == l[b] && a < b); };
   if (k <= static_cast<size_t>(kernels::kMaxCandidates)) {
-    // The k best in linear time (a heap that rejects almost every token with one compare).
-    kernels::CandidateRow row;
-    row.k = static_cast<int32_t>(k);
     idx_.resize(k);
     vals_.resize(k);
-    double stats[3];
-    kernels::TopCandidatesArgs a;
-    a.logits = l.data();
-    a.n_rows = 1;
-    a.n_vocab = n_vocab;
-    a.rows = &row;
-    a.k_stride = row.k;
-    a.ids = idx_.data();
-    a.values = vals_.data();
-    a.stats = stats;
-    kernels::top_candidates(a);
+    heap_top_k(l, static_cast<int32_t>(k), idx_.data(), vals_.data());
   } else {
     idx_.resize(l.size());
     std::iota(idx_.begin(), idx_.end(), 0);

@@ -159,16 +159,6 @@ inline unsigned __ballot_sync(unsigned mask, int pred) {
                                  &arc::cuda_emu::detail::resolve_ballot);
   return me.out;
 }
-inline int __any_sync(unsigned mask, int pred) {
-  arc::cuda_emu::detail::VoteLane me{pred, 0};
-  arc::cuda_emu::warp_collective("__any_sync", mask, &me, &arc::cuda_emu::detail::resolve_ballot);
-  return me.out != 0;
-}
-inline int __all_sync(unsigned mask, int pred) {
-  arc::cuda_emu::detail::VoteLane me{pred, 0};
-  arc::cuda_emu::warp_collective("__all_sync", mask, &me, &arc::cuda_emu::detail::resolve_ballot);
-  return (me.out & mask) == mask;
-}
 template <typename T>
 unsigned __match_any_sync(unsigned mask, T value) {
   static_assert(std::is_integral_v<T> && sizeof(T) <= 8, "__match_any_sync: 32/64-bit integers");
@@ -187,42 +177,6 @@ template <typename T>
 T atomicAdd(T* address, T val) {
   return std::atomic_ref<T>(*address).fetch_add(val);
 }
-template <typename T>
-T atomicSub(T* address, T val) {
-  return std::atomic_ref<T>(*address).fetch_sub(val);
-}
-template <typename T>
-T atomicExch(T* address, T val) {
-  return std::atomic_ref<T>(*address).exchange(val);
-}
-template <typename T>
-T atomicMax(T* address, T val) {
-  std::atomic_ref<T> a(*address);
-  T old = a.load();
-  while (old < val && !a.compare_exchange_weak(old, val)) {
-  }
-  return old;
-}
-template <typename T>
-T atomicMin(T* address, T val) {
-  std::atomic_ref<T> a(*address);
-  T old = a.load();
-  while (val < old && !a.compare_exchange_weak(old, val)) {
-  }
-  return old;
-}
-template <typename T>
-T atomicCAS(T* address, T compare, T val) {
-  std::atomic_ref<T>(*address).compare_exchange_strong(compare, val);
-  return compare;
-}
-inline void __threadfence() {
-  std::atomic_thread_fence(std::memory_order_seq_cst);
-}
-inline void __threadfence_block() {
-  std::atomic_thread_fence(std::memory_order_seq_cst);
-}
-
 // ---- integer and float intrinsics ----
 inline int __dp4a(int a, int b, int c) {
   for (int i = 0; i < 4; ++i)
@@ -237,48 +191,14 @@ inline unsigned __dp4a(unsigned a, unsigned b, unsigned c) {
 inline int __popc(unsigned x) {
   return __builtin_popcount(x);
 }
-inline int __popcll(unsigned long long x) {
-  return __builtin_popcountll(x);
-}
 inline int __ffs(int x) {
   return __builtin_ffs(x);
-}
-inline int __clz(int x) {
-  return x == 0 ? 32 : __builtin_clz(static_cast<unsigned>(x));
-}
-inline unsigned __brev(unsigned x) {
-  unsigned r = 0;
-  for (int i = 0; i < 32; ++i) r |= ((x >> i) & 1u) << (31 - i);
-  return r;
-}
-inline unsigned __byte_perm(unsigned x, unsigned y, unsigned s) {
-  const uint64_t xy = (static_cast<uint64_t>(y) << 32) | x;
-  unsigned r = 0;
-  for (int n = 0; n < 4; ++n) {
-    const unsigned sel = (s >> (4 * n)) & 0xFu;
-    unsigned byte = static_cast<unsigned>((xy >> (8 * (sel & 7u))) & 0xFFu);
-    if (sel & 8u) byte = (byte & 0x80u) ? 0xFFu : 0x00u;  // sign replication
-    r |= byte << (8 * n);
-  }
-  return r;
-}
-inline unsigned __vsub4(unsigned a, unsigned b) {
-  unsigned r = 0;
-  for (int n = 0; n < 4; ++n)
-    r |= ((((a >> (8 * n)) & 0xFFu) - ((b >> (8 * n)) & 0xFFu)) & 0xFFu) << (8 * n);
-  return r;
 }
 inline float __uint_as_float(unsigned u) {
   return std::bit_cast<float>(u);
 }
-inline float __int_as_float(int u) {
-  return std::bit_cast<float>(u);
-}
 inline unsigned __float_as_uint(float f) {
   return std::bit_cast<unsigned>(f);
-}
-inline int __float_as_int(float f) {
-  return std::bit_cast<int>(f);
 }
 // Round to nearest, ties to even (the default rounding mode of the host).
 inline int __float2int_rn(float x) {
@@ -300,24 +220,6 @@ inline float __fmul_rn(float a, float b) {
 }
 inline float __fdiv_rn(float a, float b) {
   return a / b;
-}
-inline float __fdividef(float a, float b) {
-  return a / b;
-}
-inline float __expf(float x) {
-  return expf(x);
-}
-inline float __logf(float x) {
-  return logf(x);
-}
-inline float __sinf(float x) {
-  return sinf(x);
-}
-inline float __cosf(float x) {
-  return cosf(x);
-}
-inline float __saturatef(float x) {
-  return x < 0.0f ? 0.0f : (x > 1.0f ? 1.0f : x);
 }
 inline float rsqrtf(float x) {
   return 1.0f / sqrtf(x);

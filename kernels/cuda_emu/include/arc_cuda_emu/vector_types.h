@@ -32,12 +32,3 @@ struct alignas(16) float4 {
 inline uint4 make_uint4(unsigned x, unsigned y, unsigned z, unsigned w) {
   return {x, y, z, w};
 }
-inline int4 make_int4(int x, int y, int z, int w) {
-  return {x, y, z, w};
-}
-inline float4 make_float4(float x, float y, float z, float w) {
-  return {x, y, z, w};
-}
-inline float2 make_float2(float x, float y) {
-  return {x, y};
-}
