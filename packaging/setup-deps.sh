@@ -23,6 +23,8 @@ TEST_PKGS=(
   # aarch64 (DGX Spark's Grace CPU): the NEON kernels are cross-compiled and their tests run
   # under user-mode emulation (test_kernels_aarch64); googletest's sources are built for it.
   g++-aarch64-linux-gnu qemu-user-static googletest
+  # The Debian packages (test_packages): checked as a distribution would.
+  lintian desktop-file-utils appstream systemd man-db curl python3
 )
 # Node.js and npm (for the official OpenAI/Anthropic client tests) may come from Debian or
 # from NodeSource; only install Debian's when no node is on the PATH.

@@ -1,12 +1,15 @@
 #include "Application.h"
 
 #include <QApplication>
+#include <QCommandLineParser>
+#include <QDir>
 #include <QIcon>
 #include <QLibraryInfo>
 #include <QLocale>
 #include <QPalette>
 #include <QStyle>
 #include <QStyleFactory>
+#include <QTimer>
 #include <QTranslator>
 
 #include "MainWindow.h"
@@ -89,17 +92,75 @@ void applyTheme(AppSettings::Theme theme) {
   QApplication::setPalette(p);
 }
 
+namespace {
+
+// --screenshots: every page once the engine had time to answer, one PNG each, then quit.
+// packaging/screenshots.sh runs it under Xvfb for the README.
+void scheduleScreenshots(MainWindow& window, const QString& dir) {
+  static const char* const names[MainWindow::PageCount] = {"models", "chat", "monitor", "benchmark",
+                                                           "cluster"};
+  constexpr int settleMs = 2500;  // health, status, models and fit answers arrive
+  for (int page = 0; page < MainWindow::PageCount; ++page) {
+    QTimer::singleShot(settleMs + page * 700, &window,
+                       [&window, page] { window.setCurrentPage(page); });
+    QTimer::singleShot(settleMs + page * 700 + 600, &window, [&window, dir, page] {
+      const QString path =
+          QDir(dir).filePath(QString::fromLatin1(names[page]) + QStringLiteral(".png"));
+      if (!window.grab().save(path)) qWarning("arclight: cannot write %s", qPrintable(path));
+    });
+  }
+  QTimer::singleShot(settleMs + MainWindow::PageCount * 700 + 200, qApp, &QApplication::quit);
+}
+
+}  // namespace
+
 int runApplication(QApplication& app) {
   QApplication::setOrganizationName(QStringLiteral("Arclight"));
   QApplication::setApplicationName(QStringLiteral("arclight"));
   QApplication::setApplicationVersion(QStringLiteral(ARC_APP_VERSION));
   QApplication::setWindowIcon(QIcon(QStringLiteral(":/icons/arclight.svg")));
+  QApplication::setDesktopFileName(QStringLiteral("org.arclight.Arclight"));
+
+  QCommandLineParser cli;
+  cli.setApplicationDescription(QApplication::translate(
+      "main", "Control panel for Mixture-of-Experts language models on DGX Spark boxes"));
+  cli.addHelpOption();
+  cli.addVersionOption();
+  const QCommandLineOption engineUrl(
+      QStringLiteral("engine-url"),
+      QApplication::translate("main", "Attach to the running engine at <url> (remembered)."),
+      QStringLiteral("url"));
+  const QCommandLineOption screenshots(
+      QStringLiteral("screenshots"),
+      QApplication::translate("main", "Save a PNG of every page into <folder>, then quit."),
+      QStringLiteral("folder"));
+  cli.addOption(engineUrl);
+  cli.addOption(screenshots);
+  cli.process(app);
+
   AppSettings settings;
+  if (cli.isSet(engineUrl)) {
+    const QUrl url = QUrl::fromUserInput(cli.value(engineUrl));
+    if (!url.isValid() || !url.scheme().startsWith(QStringLiteral("http"))) {
+      qCritical("arclight: --engine-url needs an http(s) URL, e.g. http://127.0.0.1:8080");
+      return 2;
+    }
+    settings.setEngineMode(AppSettings::EngineMode::Remote);
+    settings.setEngineUrl(url);
+    settings.sync();
+  }
+  const QString shotDir = cli.value(screenshots);
+  if (!shotDir.isEmpty() && !QDir().mkpath(shotDir)) {
+    qCritical("arclight: cannot create %s", qPrintable(shotDir));
+    return 2;
+  }
   installLanguage(settings.language());
   applyTheme(settings.theme());
   MainWindow window;
+  if (!shotDir.isEmpty()) window.resize(1280, 800);
   window.show();
   window.startEngine();
+  if (!shotDir.isEmpty()) scheduleScreenshots(window, shotDir);
   return app.exec();
 }
 

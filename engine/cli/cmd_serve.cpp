@@ -35,10 +35,28 @@ struct ServeOpts {
   int tp = 1;                     // tensor-parallel ranks (mpirun -np N)
   double tp_timeout = 60;         // seconds one collective may take before a rank counts as failed
   double tp_load_timeout = 1800;  // seconds every rank may take to load its shard
+  std::string api_key_file;       // the key on the file's first line (kept out of `ps`)
   std::string test_fault;         // tests only: "exit" or "hang" on rank 1 before test_fault_step
   int64_t test_fault_step = 0;
   double test_memory_gib = 0;  // tests only: rank 1 pretends to have this much memory free
 };
+
+// The key on the first line of `path`, without surrounding blanks or the line end.
+Result<std::string> read_api_key_file(const std::string& path) {
+  std::FILE* f = std::fopen(path.c_str(), "rb");
+  if (f == nullptr) return invalid_argument("--api-key-file: cannot read " + path);
+  char buf[4096];
+  const size_t n = std::fread(buf, 1, sizeof(buf), f);
+  std::fclose(f);
+  std::string key(buf, n);
+  key = key.substr(0, key.find_first_of("\r\n"));
+  const size_t b = key.find_first_not_of(" \t");
+  if (b == std::string::npos) {
+    return invalid_argument("--api-key-file: " + path + " holds no key on its first line");
+  }
+  key = key.substr(b, key.find_last_not_of(" \t") - b + 1);
+  return key;
+}
 
 // Ranks > 0: replay rank 0's models and steps until it shuts down.
 int serve_worker(const ServeOpts& o, Communicator& comm) {
@@ -183,7 +201,13 @@ void add_serve_command(CLI::App& app, CliContext& ctx) {
                   "vision model; 'none': no images)");
   cmd->add_option("--host", o->server.host, "address to bind")->capture_default_str();
   cmd->add_option("--port", o->server.port, "port (0: any free port)")->capture_default_str();
-  cmd->add_option("--api-key", o->server.api_key, "require this key on every route but /health");
+  auto* key = cmd->add_option("--api-key", o->server.api_key,
+                              "require this key on every route but /health");
+  cmd->add_option("--api-key-file", o->api_key_file,
+                  "read the API key from the first line of this file (not visible in the "
+                  "process list, unlike --api-key)")
+      ->check(CLI::ExistingFile)
+      ->excludes(key);
   cmd->add_flag("--insecure", o->server.insecure,
                 "allow a non-loopback address without an API key");
   cmd->add_option("--ctx-size,-c", o->engine.ctx_size, "longest sequence (prompt + answer)")
@@ -244,7 +268,18 @@ void add_serve_command(CLI::App& app, CliContext& ctx) {
       ->group("");
   cmd->add_option("--tp-test-fault-step", o->test_fault_step)->group("");
   cmd->add_option("--tp-test-rank1-memory-gib", o->test_memory_gib)->group("");
-  cmd->callback([o, &ctx] { ctx.exit_code = serve(*o); });
+  cmd->callback([o, &ctx] {
+    if (!o->api_key_file.empty()) {
+      Result<std::string> k = read_api_key_file(o->api_key_file);
+      if (!k.ok()) {
+        std::fprintf(stderr, "arclight-engine serve: %s\n", k.status().message().c_str());
+        ctx.exit_code = 2;
+        return;
+      }
+      o->server.api_key = std::move(*k);
+    }
+    ctx.exit_code = serve(*o);
+  });
 }
 
 }  // namespace arc::cli
