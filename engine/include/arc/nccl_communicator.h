@@ -1,7 +1,8 @@
 // NCCL communicator: the collectives of tensor parallelism on GPU tensors (built only with
 // ARC_WITH_NCCL: CUDA and NCCL found). Rank 0 makes the ncclUniqueId and the MPI communicator
 // carries it to the others; control messages (broadcast, barrier: host memory) keep going
-// through MPI. Between Sparks NCCL runs over RoCE on the QSFP link (README: NCCL_IB_HCA).
+// through MPI. Between Sparks NCCL runs over RoCE on the QSFP link (NCCL_IB_HCA:
+// docs/tensor-parallel.md).
 #pragma once
 
 #ifdef ARC_WITH_NCCL

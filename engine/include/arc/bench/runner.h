@@ -74,7 +74,7 @@ struct BenchCallbacks {
 Result<std::vector<ScenarioResult>> run_bench(const BenchConfig& config,
                                               const BenchCallbacks& callbacks);
 
-// One result as the JSON line bench-serve prints (schema in README, "Comparing engines").
+// One result as the JSON line bench-serve prints (schema in docs/bench-serve.md).
 nlohmann::json to_json(const ScenarioResult& r);
 nlohmann::json to_json(const Summary& s);
 
