@@ -54,6 +54,13 @@ int AppSettings::ranks() const {
 void AppSettings::setRanks(int n) {
   m_settings.setValue(QStringLiteral("engine/ranks"), n);
 }
+QString AppSettings::localBackend() const {
+  const QString b = m_settings.value(QStringLiteral("engine/backend")).toString();
+  return b == QLatin1String("cuda") || b == QLatin1String("cpu") ? b : QStringLiteral("auto");
+}
+void AppSettings::setLocalBackend(const QString& backend) {
+  m_settings.setValue(QStringLiteral("engine/backend"), backend);
+}
 QStringList AppSettings::modelDirs() const {
   return m_settings.value(QStringLiteral("engine/modelDirs")).toStringList();
 }

@@ -29,6 +29,9 @@ class AppSettings {
   void setHostfile(const QString& path);
   int ranks() const;
   void setRanks(int n);
+  // The local engine's --backend: "auto" (the default: CUDA when a GPU is visible), "cuda", "cpu".
+  QString localBackend() const;
+  void setLocalBackend(const QString& backend);
   QStringList modelDirs() const;
   void setModelDirs(const QStringList& dirs);
   // Where "Make a demo model" writes its file (in the app's data folder).

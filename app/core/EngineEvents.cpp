@@ -140,6 +140,9 @@ EngineStatus EngineStatus::fromJson(const QJsonObject& o) {
   else if (o.value(QLatin1String("model")).isString())
     s.model.id = o.value(QLatin1String("model")).toString();
   s.ranks = qMax(1, int(i64(o, "ranks")));
+  s.backend = str(o, "backend");
+  s.backendReason = str(o, "backend_reason");
+  s.device = o.contains(QLatin1String("device")) ? int(i64(o, "device")) : -1;
   s.memory = rankMemoryFromJson(o.value(QLatin1String("memory")));
   return s;
 }

@@ -113,6 +113,9 @@ struct EngineStatus {
   QString version;
   LoadedModel model;  // empty id/path: none loaded
   int ranks = 1;
+  QString backend;        // "cpu" or "cuda"; empty from engines that do not say
+  QString backendReason;  // why (--backend auto's choice)
+  int device = -1;        // the CUDA device, -1 on the CPU
   QList<RankMemory> memory;
   static EngineStatus fromJson(const QJsonObject& o);
 };

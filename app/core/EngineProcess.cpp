@@ -56,6 +56,7 @@ QStringList EngineProcess::commandLine(const EngineLaunch& l) {
   QStringList serve{l.enginePath, QStringLiteral("serve"),  QStringLiteral("--host"),
                     l.host,       QStringLiteral("--port"), QString::number(l.port)};
   if (!l.apiKey.isEmpty()) serve << QStringLiteral("--api-key") << l.apiKey;
+  if (!l.backend.isEmpty()) serve << QStringLiteral("--backend") << l.backend;
   for (const QString& d : l.modelDirs) serve << QStringLiteral("--model-dir") << d;
   if (l.hostfile.isEmpty()) return serve;
   // Every rank must be told it is one of N, or each would serve alone.

@@ -17,6 +17,7 @@ struct EngineLaunch {
   QStringList modelDirs;
   QString hostfile;  // non-empty: start under mpirun
   int ranks = 1;
+  QString backend = QStringLiteral("auto");  // --backend: auto (GPU when there is one), cuda, cpu
   QString mpirunPath = QStringLiteral("mpirun");
 };
 

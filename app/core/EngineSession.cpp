@@ -21,6 +21,9 @@ EngineSession::EngineSession(QObject* parent) : QObject(parent) {
   connect(c, &EngineClient::statusReceived, this, [this](const EngineStatus& s) {
     m_state = s.state;
     m_version = s.version;
+    m_backend = s.backend;
+    m_backendReason = s.backendReason;
+    m_device = s.device;
     if (!s.memory.isEmpty()) m_stats.memory = s.memory;
     setLoaded(s.model.id, s.model.path);
   });
@@ -88,6 +91,7 @@ void EngineSession::start(const AppSettings& settings, bool forceLocal) {
     launch.modelDirs = settings.engineModelDirs();
     launch.hostfile = settings.hostfile();
     launch.ranks = settings.ranks();
+    launch.backend = settings.localBackend();
     if (!m_process.start(launch)) return;  // failed() already set the message
   } else if (local) {
     setMessage(tr("no engine: starting a local engine is switched off in Settings"));
@@ -161,6 +165,14 @@ void EngineSession::setLoaded(const QString& model, const QString& path) {
   m_loadedModel = model;
   m_loadedPath = path;
   emit changed();
+}
+
+QString EngineSession::backendText() const {
+  if (m_backend == QLatin1String("cuda")) {
+    return m_device >= 0 ? tr("CUDA (device %1)").arg(m_device) : tr("CUDA");
+  }
+  if (m_backend == QLatin1String("cpu")) return tr("CPU");
+  return m_backend;
 }
 
 }  // namespace arc::app

@@ -31,6 +31,9 @@ class EngineSession : public QObject {
   QString loadedModel() const { return m_loadedModel; }
   QString loadedPath() const { return m_loadedPath; }
   QString engineVersion() const { return m_version; }
+  // "CUDA (device 0)", "CPU" or empty before the engine said; the reason of --backend auto.
+  QString backendText() const;
+  QString backendReason() const { return m_backendReason; }
   const StatsSnapshot& stats() const { return m_stats; }
   const LoadProgressTracker& loadTracker() const { return m_load; }
   bool isLoading() const { return m_loading; }
@@ -59,6 +62,9 @@ class EngineSession : public QObject {
   QString m_loadedModel;
   QString m_loadedPath;
   QString m_version;
+  QString m_backend;
+  QString m_backendReason;
+  int m_device = -1;
   StatsSnapshot m_stats;
   LoadProgressTracker m_load;
   QElapsedTimer m_clock;

@@ -189,9 +189,12 @@ void MainWindow::updateStatus() {
       break;
     case EngineClient::Connection::Connected:
       state = tr("Engine: %1").arg(engineStateName(m_session->state()));
+      if (!m_session->backendText().isEmpty())
+        state += QStringLiteral(" · ") + m_session->backendText();
       break;
   }
   m_stateLabel->setText(state);
+  m_stateLabel->setToolTip(m_session->backendReason());
   m_modelLabel->setText(m_session->loadedModel().isEmpty()
                             ? tr("No model loaded")
                             : tr("Model: %1").arg(m_session->loadedModel()));

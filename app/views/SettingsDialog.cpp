@@ -41,6 +41,11 @@ SettingsDialog::SettingsDialog(AppSettings& settings, QWidget* parent)
   m_ranks = new QSpinBox(engineBox);
   m_ranks->setRange(1, 64);
   form->addRow(tr("Processes (boxes):"), m_ranks);
+  m_backend = new QComboBox(engineBox);
+  m_backend->addItem(tr("Automatic (GPU when there is one)"), QStringLiteral("auto"));
+  m_backend->addItem(tr("CUDA GPU"), QStringLiteral("cuda"));
+  m_backend->addItem(tr("CPU"), QStringLiteral("cpu"));
+  form->addRow(tr("Compute:"), m_backend);
   form->addRow(m_remote);
   m_url = new QLineEdit(engineBox);
   m_url->setPlaceholderText(QStringLiteral("http://spark-1:8080"));
@@ -88,6 +93,7 @@ SettingsDialog::SettingsDialog(AppSettings& settings, QWidget* parent)
   m_port->setValue(settings.localPort());
   m_hostfile->setText(settings.hostfile());
   m_ranks->setValue(settings.ranks());
+  m_backend->setCurrentIndex(qMax(0, m_backend->findData(settings.localBackend())));
   m_url->setText(settings.engineUrl().toString());
   m_apiKey->setText(settings.apiKey());
   m_modelDirs->setPlainText(settings.modelDirs().join(QLatin1Char('\n')));
@@ -99,7 +105,8 @@ SettingsDialog::SettingsDialog(AppSettings& settings, QWidget* parent)
 void SettingsDialog::updateEnabled() {
   const bool local = m_local->isChecked();
   for (QWidget* w : {static_cast<QWidget*>(m_startLocal), static_cast<QWidget*>(m_port),
-                     static_cast<QWidget*>(m_hostfile), static_cast<QWidget*>(m_ranks)})
+                     static_cast<QWidget*>(m_hostfile), static_cast<QWidget*>(m_ranks),
+                     static_cast<QWidget*>(m_backend)})
     w->setEnabled(local);
   m_url->setEnabled(!local);
 }
@@ -111,6 +118,7 @@ void SettingsDialog::save() {
   m_settings.setLocalPort(m_port->value());
   m_settings.setHostfile(m_hostfile->text().trimmed());
   m_settings.setRanks(m_ranks->value());
+  m_settings.setLocalBackend(m_backend->currentData().toString());
   m_settings.setEngineUrl(QUrl::fromUserInput(m_url->text().trimmed()));
   m_settings.setApiKey(m_apiKey->text());
   QStringList dirs;

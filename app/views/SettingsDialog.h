@@ -31,6 +31,7 @@ class SettingsDialog : public QDialog {
   QSpinBox* m_port = nullptr;
   QLineEdit* m_hostfile = nullptr;
   QSpinBox* m_ranks = nullptr;
+  QComboBox* m_backend = nullptr;
   QLineEdit* m_url = nullptr;
   QLineEdit* m_apiKey = nullptr;
   QPlainTextEdit* m_modelDirs = nullptr;

@@ -99,6 +99,11 @@ struct StreamState {
         t.usage_reported = true;
       }
     }
+    if (auto tm = j.find("timings"); tm != j.end() && tm->is_object()) {
+      if (auto h = tm->find("host_us_per_token"); h != tm->end() && h->is_number()) {
+        t.host_us_per_token = h->get<double>();
+      }
+    }
     auto choices = j.find("choices");
     if (choices == j.end() || !choices->is_array()) return true;
     for (const auto& choice : *choices) {

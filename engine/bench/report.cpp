@@ -50,6 +50,7 @@ json to_json(const ScenarioResult& r) {
       {"max_tokens", r.max_tokens},
       {"started_at", r.started_at}};
   if (r.scenario == "prefill") j["prefill_tokens_per_s"] = to_json(r.prefill_tokens_per_s);
+  if (r.host_us_per_token.count > 0) j["server_host_us_per_token"] = to_json(r.host_us_per_token);
   if (!r.first_error.empty()) j["first_error"] = r.first_error;
   return j;
 }
@@ -84,6 +85,13 @@ std::string format_table(const std::vector<ScenarioResult>& results) {
     if (r.scenario == "prefill" && r.prefill_tokens_per_s.count > 0) {
       out += fmt::format("{:<10} prefill {} prompt tokens at {} tok/s (median, min-max)\n", "",
                          med(r.prompt_tokens, 0), med_range(r.prefill_tokens_per_s, 0));
+    }
+    if (r.host_us_per_token.count > 0 && r.tpot_ms.count > 0) {
+      out += fmt::format(
+          "{:<10} server host work {:.0f} us/token (median; max {:.0f}): {:.1f}% of "
+          "TPOT\n",
+          "", r.host_us_per_token.median, r.host_us_per_token.max,
+          r.host_us_per_token.median / (10.0 * r.tpot_ms.median));
     }
     if (!r.first_error.empty()) {
       out += fmt::format("{:<10} {} errors; first: {}\n", "", r.errors, r.first_error);

@@ -22,7 +22,7 @@ constexpr double kCharsPerTokenGuess = 4.0;
 
 // Per-request and per-wave samples of one scenario.
 struct Samples {
-  std::vector<double> ttft, tpot, itl, e2e, otps, prompt, output, prefill, wave_rate;
+  std::vector<double> ttft, tpot, itl, e2e, otps, prompt, output, prefill, wave_rate, host_us;
   int requests = 0;
   int errors = 0;
   std::string first_error;
@@ -44,6 +44,7 @@ struct Samples {
       otps.push_back(1000.0 / *tp);
     }
     output.push_back(static_cast<double>(t.output_tokens));
+    if (t.host_us_per_token >= 0) host_us.push_back(t.host_us_per_token);
     total_output += t.output_tokens;
     usage_reported = usage_reported && t.usage_reported;
     if (t.prompt_tokens >= 0) {
@@ -153,6 +154,7 @@ ScenarioResult Runner::make_result(const std::string& name, int concurrency, int
   r.prompt_tokens = summarize(s.prompt);
   r.output_tokens = summarize(s.output);
   r.prefill_tokens_per_s = summarize(s.prefill);
+  r.host_us_per_token = summarize(s.host_us);
   r.total_output_tokens = s.total_output;
   r.usage_reported = s.usage_reported;
   r.server = cfg_.endpoint.url;
@@ -336,7 +338,8 @@ Result<std::vector<ScenarioResult>> Runner::run() {
 
 Status validate(const BenchConfig& c) {
   if (c.endpoint.url.empty()) return invalid_argument("--url is required");
-  ARC_RETURN_IF_ERROR(parse_base_url(c.endpoint.url).status());
+  // The Result itself: the macro would keep a reference to .status() of a dead temporary.
+  ARC_RETURN_IF_ERROR(parse_base_url(c.endpoint.url));
   if (c.prompt_sets.empty()) return invalid_argument("--prompts names no prompt set");
   for (const auto& s : c.prompt_sets) {
     if (s.conversations.empty()) return invalid_argument("prompt set '" + s.name + "' is empty");

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "arc/backend_factory.h"
+#include "arc/log.h"
 
 namespace arc::cli {
 
@@ -36,10 +37,21 @@ inline int resolve_device(const std::string& backend, int device) {
   return backend == "cuda" ? default_cuda_device(mpi_local_rank()) : 0;
 }
 
+inline constexpr const char* kBackendHelp =
+    "compute backend: auto (CUDA when a GPU is visible, else the CPU), cpu or cuda";
+
+// --backend auto|cpu|cuda resolved (the CUDA runtime is asked only for auto), logged once.
+inline Result<std::string> choose_backend(const std::string& kind) {
+  ARC_ASSIGN_OR_RETURN(BackendChoice c, resolve_backend(kind));
+  if (kind == "auto") logger("cli")->info("backend {} ({})", c.kind, c.reason);
+  return c.kind;
+}
+
 inline void add_backend_flags(CLI::App* cmd, BackendOptions* o) {
-  cmd->add_option("--backend", o->kind, "compute backend: cpu or cuda")
+  o->kind = "auto";
+  cmd->add_option("--backend", o->kind, kBackendHelp)
       ->capture_default_str()
-      ->check(CLI::IsMember({"cpu", "cuda"}));
+      ->check(CLI::IsMember({"auto", "cpu", "cuda"}));
   o->device = -1;
   cmd->add_option("--device", o->device, kDeviceHelp)->check(CLI::Range(-1, 1023));
   cmd->add_flag("!--no-cuda-graphs", o->cuda_graphs,
@@ -51,6 +63,7 @@ inline void add_backend_flags(CLI::App* cmd, BackendOptions* o) {
 // rank takes its own device and the forward's collectives run through NCCL.
 inline Result<std::unique_ptr<Backend>> open_backend(BackendOptions o, int threads, int tp = 1) {
   (void)tp;
+  ARC_ASSIGN_OR_RETURN(o.kind, choose_backend(o.kind));
   o.threads = threads;
   o.device = resolve_device(o.kind, o.device);
   return make_backend(o);

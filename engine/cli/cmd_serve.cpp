@@ -119,6 +119,14 @@ int serve(ServeOpts o) {
   sigaddset(&signals, SIGTERM);
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
 
+  auto choice = resolve_backend(o.engine.backend);
+  if (!choice.ok()) {
+    std::fprintf(stderr, "error: %s\n", choice.status().message().c_str());
+    return 2;
+  }
+  o.engine.backend = choice->kind;
+  o.engine.backend_reason = choice->reason;
+  logger("serve")->info("backend {} ({})", choice->kind, choice->reason);
   o.engine.device = resolve_device(o.engine.backend, o.engine.device);
   // Tensor parallelism: join the MPI job first; ranks > 0 never start a server.
   auto tp =
@@ -224,9 +232,10 @@ void add_serve_command(CLI::App& app, CliContext& ctx) {
                   "/engine/fit take model paths inside these folders (and the --model file's) "
                   "only");
   cmd->add_option("--threads,-t", o->engine.threads, "CPU threads (0: all)")->capture_default_str();
-  cmd->add_option("--backend", o->engine.backend, "compute backend: cpu or cuda")
+  o->engine.backend = "auto";
+  cmd->add_option("--backend", o->engine.backend, kBackendHelp)
       ->capture_default_str()
-      ->check(CLI::IsMember({"cpu", "cuda"}));
+      ->check(CLI::IsMember({"auto", "cpu", "cuda"}));
   o->engine.device = -1;
   cmd->add_option("--device", o->engine.device, kDeviceHelp)->check(CLI::Range(-1, 1023));
   cmd->add_flag("--mmap", o->engine.mmap_weights, kMmapHelp);

@@ -345,7 +345,9 @@ json EngineService::status() const {
   }
   j["version"] = m.opt.version;
   j["ranks"] = m.tp ? m.tp->comm().size() : 1;
-  j["backend"] = "cpu";
+  j["backend"] = m.opt.backend;
+  if (!m.opt.backend_reason.empty()) j["backend_reason"] = m.opt.backend_reason;
+  if (m.opt.backend == "cuda") j["device"] = m.opt.device;
   j["settings"] = {{"ctx_size", m.opt.ctx_size},
                    {"max_batch_tokens", m.opt.max_batch_tokens},
                    {"max_parallel", m.opt.max_parallel},

@@ -1,6 +1,7 @@
 // From an API request to tokens and back: chat template, tokenization and the context check
 // (prepare), then the scheduler's tokens through the streaming detokenizer, stop strings and the
 // output parser into GenerationEvents (run), with usage, timings and metrics at the end.
+#include <ctime>
 #include <random>
 
 #include "arc/log.h"
@@ -23,6 +24,13 @@ struct Prepared : PreparedRequest {
   bool echo = false;
   int top_logprobs = -1;
 };
+
+// CPU time this thread has used, in nanoseconds.
+int64_t thread_cpu_ns() {
+  timespec ts{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return static_cast<int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
+}
 
 std::string random_call_id() {
   thread_local std::mt19937_64 rng{std::random_device{}()};
@@ -273,6 +281,9 @@ Status EngineService::run(const std::shared_ptr<PreparedRequest>& request, const
   };
 
   Clock::time_point last_token_at{};
+  // This thread's CPU time on the tokens (not wall time: on a box whose cores all run the
+  // forward, the thread also waits for a core, which is not work it does).
+  const int64_t cpu_at_start = thread_cpu_ns();
   std::vector<TokenOutput> outs;
   bool finished = false;
   while (!finished && !client_gone) {
@@ -371,6 +382,11 @@ Status EngineService::run(const std::shared_ptr<PreparedRequest>& request, const
   if (decode_ms > 0 && t.generated > 1)
     finish.timings.decode_tokens_per_s = (t.generated - 1) * 1000.0 / decode_ms;
   finish.timings.total_ms = ms(t.arrival, end);
+  if (completion_tokens > 0) {
+    // Includes the waits' own cost (a futex wake per step), the final events and JSON.
+    finish.timings.host_us_per_token = static_cast<double>(thread_cpu_ns() - cpu_at_start) /
+                                       1000.0 / static_cast<double>(completion_tokens);
+  }
   // A client that left before the last event cancelled the request, however far it got.
   const bool delivered = sink(finish);
 
@@ -393,7 +409,8 @@ Status EngineService::run(const std::shared_ptr<PreparedRequest>& request, const
                           {"ttft_ms", finish.timings.ttft_ms},
                           {"prefill_tokens_per_s", finish.timings.prefill_tokens_per_s},
                           {"decode_tokens_per_s", finish.timings.decode_tokens_per_s},
-                          {"total_ms", finish.timings.total_ms}});
+                          {"total_ms", finish.timings.total_ms},
+                          {"host_us_per_token", finish.timings.host_us_per_token}});
   return ok_status();
 }
 

@@ -111,7 +111,6 @@ int32_t Sampler::sample(std::span<const float> logits, std::span<const int32_t> 
 }
 
 int32_t Sampler::sample_top_k(std::span<const float> l, size_t k) {
-  const int64_t n_vocab = static_cast<int64_t>(l.size());
   auto by_logit = [&](int32_t a, int32_t b) { return l[a] > l[b] || (l[a] == l[b] && a < b); };
   if (k <= static_cast<size_t>(kernels::kMaxCandidates)) {
     idx_.resize(k);

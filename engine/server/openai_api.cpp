@@ -199,7 +199,8 @@ json timings_json(const Timings& t) {
           {"ttft_ms", t.ttft_ms},
           {"prefill_tokens_per_s", t.prefill_tokens_per_s},
           {"decode_tokens_per_s", t.decode_tokens_per_s},
-          {"total_ms", t.total_ms}};
+          {"total_ms", t.total_ms},
+          {"host_us_per_token", t.host_us_per_token}};
 }
 
 std::string model_name(const InferenceService& service) {

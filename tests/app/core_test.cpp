@@ -56,7 +56,14 @@ TEST(EngineProcess, CommandLineUsesMpirunWithHostfile) {
       (QStringList{QStringLiteral("/opt/arclight-engine"), QStringLiteral("serve"),
                    QStringLiteral("--host"), QStringLiteral("127.0.0.1"), QStringLiteral("--port"),
                    QStringLiteral("9000"), QStringLiteral("--api-key"), QStringLiteral("k"),
+                   QStringLiteral("--backend"), QStringLiteral("auto"),
                    QStringLiteral("--model-dir"), QStringLiteral("/models")}));
+  // The backend chosen in Settings reaches the engine (auto by default: the GPU on a Spark).
+  l.backend = QStringLiteral("cpu");
+  EXPECT_TRUE(EngineProcess::commandLine(l)
+                  .join(QLatin1Char(' '))
+                  .contains(QStringLiteral("--backend cpu")));
+  l.backend = QStringLiteral("auto");
   l.hostfile = QStringLiteral("/etc/hosts.mpi");
   l.ranks = 2;
   const QStringList cmd = EngineProcess::commandLine(l);

@@ -35,6 +35,16 @@ bool cuda_backend_emulated();
 // Free memory of CUDA device `device` now (what a load may use), or an error without one.
 Result<uint64_t> cuda_free_memory_bytes(int device);
 
+// What `--backend auto` (or an explicit name) comes to, and why, for the log and /engine/status.
+struct BackendChoice {
+  std::string kind;    // "cpu" or "cuda"
+  std::string reason;  // e.g. "auto: CUDA device 0 found", "auto: this build has no CUDA backend"
+};
+
+// "auto": CUDA when this build has the (real, not emulated) CUDA backend and a device is
+// visible, else the CPU. "cpu" and "cuda" stay as asked; anything else is an error.
+Result<BackendChoice> resolve_backend(const std::string& kind);
+
 // CUDA devices visible to this process (0 without the CUDA backend, a driver or a device).
 int cuda_device_count();
 

@@ -15,7 +15,8 @@ class Communicator;
 
 struct EngineOptions {
   int threads = 0;                 // CPU threads (0: all)
-  std::string backend = "cpu";     // compute backend: cpu or cuda
+  std::string backend = "cpu";     // compute backend: cpu or cuda (resolved: never "auto")
+  std::string backend_reason;      // why this backend (--backend auto's choice), for the status
   int device = 0;                  // CUDA device index
   bool mmap_weights = false;       // CPU: weights in place from the file (BackendOptions)
   int64_t ctx_size = 4096;         // longest sequence, prompt + output

@@ -76,6 +76,10 @@ struct Timings {
   double prefill_tokens_per_s = 0;
   double decode_tokens_per_s = 0;
   double total_ms = 0;
+  // CPU time a generated token costs the request's own thread after the scheduler made it:
+  // detokenizing, stop strings, output and tool-call parsing, logprob text, and the event sink
+  // (JSON encoding of the chunk and its write). Runs beside the next forward step.
+  double host_us_per_token = 0;
 };
 
 struct TokenLogprob {

@@ -61,6 +61,9 @@ struct RequestTiming {
   int64_t token_chunks = 0;    // chunks that carried content or reasoning text
   bool usage_reported = false;
   std::string finish_reason;
+  // Arclight's timings.host_us_per_token (the server's own per-token host work); -1 when the
+  // server reports none.
+  double host_us_per_token = -1;
 
   // (e2e - TTFT) / (output_tokens - 1): time per output token after the first; nullopt when
   // fewer than two tokens came.

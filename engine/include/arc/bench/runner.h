@@ -54,6 +54,7 @@ struct ScenarioResult {
   Summary total_tokens_per_s;   // per wave: all output tokens / wave wall time
   Summary prompt_tokens, output_tokens;  // per request
   Summary prefill_tokens_per_s;          // per request: prompt tokens / TTFT (prefill scenario)
+  Summary host_us_per_token;  // per request, when the server reports it (Arclight's timings)
   int64_t total_output_tokens = 0;
   bool usage_reported = true;  // false: some token counts are streamed chunks, not usage
   std::string server, model, profile, started_at;
