@@ -1,0 +1,65 @@
+// Per-token figures from logit rows, in double precision: the negative log-likelihood of the
+// next token, the KL divergence of a model's next-token distribution Q from a reference's R, and
+// the same KL from a reference row compressed to its top entries plus the remaining mass (what
+// --save-logits keeps), with bounds that always hold.
+//
+// KL(R||Q) = sum_i p_i (log p_i - log q_i), in nats, p = softmax(reference), q = softmax(model).
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+namespace arc::eval {
+
+// log(sum_i exp(x_i)), in double.
+double log_sum_exp(std::span<const float> logits);
+// The first index holding the largest value (ties: the lowest id, as greedy decoding picks).
+int32_t argmax(std::span<const float> logits);
+// -log softmax(logits)[target].
+double token_nll(std::span<const float> logits, int32_t target);
+// KL(R||Q) of two whole rows of the same length.
+double kl_divergence(std::span<const float> ref, std::span<const float> model);
+
+// Reference rows kept as their most probable entries plus what the rest adds up to. A row keeps
+// entries, most probable first, until the rest holds less than `tail_target` of the mass or `k`
+// entries are kept: peaked rows (most of a text) cost a few entries, flat ones up to k. Row r's
+// entries are ids/logp[begin[r] .. begin[r + 1]), by log-probability descending (ties: lower id
+// first), so ids[begin[r]] is the reference's greedy token.
+struct CompressedLogits {
+  int32_t k = 0;                   // most entries a row keeps
+  double tail_target = 0;          // a row stops keeping entries once the rest holds less than this
+  std::vector<int64_t> begin{0};   // [n_rows + 1] offsets into ids and logp
+  std::vector<int32_t> ids;        // kept ids
+  std::vector<float> logp;         // log p_i of the kept entries
+  std::vector<double> tail_mass;   // [n_rows] the mass of the entries not kept
+  std::vector<double> tail_plogp;  // [n_rows] sum over the entries not kept of p_i log p_i
+  std::vector<float> target_logp;  // [n_rows] log p of the token that came next in the text
+  int64_t n_rows() const { return static_cast<int64_t>(tail_mass.size()); }
+};
+
+// Appends `ref` (one row of logits) compressed as out.k and out.tail_target say. `order` is
+// scratch space.
+void compress_row(std::span<const float> ref, int32_t target, CompressedLogits& out,
+                  std::vector<int32_t>& order);
+
+// What a compressed reference row says about KL(R||Q) for a whole model row `model`.
+//
+// Write S for the kept ids, T for the rest, r = R(T), p_k = the smallest kept p. Exactly:
+//   KL = sum_S p_i (log p_i - log q_i) + sum_T p_i log p_i - sum_T p_i log q_i.
+// The first two terms are known (tail_plogp is stored). Of the last only the total mass r is
+// known, and every p_i in T is at most p_k. Over all such tails, -sum_T p_i log q_i is largest
+// when the mass sits, p_k at a time, on the ids of T with the smallest q, and smallest when it
+// sits on those with the largest q (a linear function over a box-constrained simplex takes its
+// extremes at such vertices). That gives `hi` and one lower bound; the log-sum inequality gives
+// another, r log(r / Q(T)) for the whole tail term (the coarse-grained KL of the top-k entries
+// plus one bucket for the rest, the usual compressed-logit estimate); `lo` is the larger. The
+// true KL lies in [lo, hi]; eval reports lo and the mean of hi - lo as the compression's error.
+struct KlBounds {
+  double lo = 0;
+  double hi = 0;
+};
+KlBounds kl_from_compressed(const CompressedLogits& ref, int64_t row, std::span<const float> model,
+                            std::vector<double>& scratch);
+
+}  // namespace arc::eval
