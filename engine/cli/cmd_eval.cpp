@@ -204,8 +204,9 @@ Result<Setup> prepare(const EvalOpts& o, const Model& model) {
     s.saved = std::move(ref);
   }
   // A text too short for one window fails here, before anything else loads.
-  ARC_RETURN_IF_ERROR(
-      eval::plan_windows(static_cast<int64_t>(s.tokens.size()), s.ctx, s.stride).status());
+  // (The Result is held: a Status reference into a temporary would dangle.)
+  auto plan = eval::plan_windows(static_cast<int64_t>(s.tokens.size()), s.ctx, s.stride);
+  ARC_RETURN_IF_ERROR(plan);
   return s;
 }
 
