@@ -98,19 +98,30 @@ struct Runner {
     return ok_status();
   }
 
-  // The window as one prefill batch on a fresh sequence, logits for `rows` only.
-  Result<std::vector<float>> window(std::span<const int32_t> tokens,
-                                    std::span<const int32_t> rows) {
+  // The window as one prefill batch on a fresh sequence, logits for `rows` only. On one rank the
+  // executor swaps its logits buffer with `logits` (no allocation per window); under tensor
+  // parallelism the driver returns a new vector.
+  Status window(std::span<const int32_t> tokens, std::span<const int32_t> rows,
+                std::vector<float>& logits) {
     ARC_ASSIGN_OR_RETURN(const int32_t seq, drv->add_sequence());
     Status s = drv->reserve(seq, static_cast<int64_t>(tokens.size()));
-    Result<std::vector<float>> logits = s;
     if (s.ok()) {
       std::vector<int32_t> pos(tokens.size()), seqs(tokens.size(), seq);
       std::iota(pos.begin(), pos.end(), 0);
-      logits = drv->step({tokens, pos, seqs, rows});
+      const ForwardBatch batch{tokens, pos, seqs, rows};
+      if (tp->comm().size() == 1) {
+        s = exec->submit(batch);
+        int64_t n = 0;
+        const Status waited = exec->wait(logits, n);  // also after a failed submit: drains it
+        if (s.ok()) s = waited;
+      } else {
+        auto got = drv->step(batch);
+        s = got.status();
+        if (got.ok()) logits = std::move(*got);
+      }
     }
     ARC_RETURN_IF_ERROR(drv->free_sequence(seq));
-    return logits;
+    return s;
   }
 };
 
@@ -317,8 +328,8 @@ int run_eval_command(const EvalOpts& o) {
   es.max_windows = o.max_windows;
   es.bos = setup->bos;
   es.n_vocab = n_vocab;
-  es.model = [&q](auto t, auto r) { return q.window(t, r); };
-  if (ref) es.reference = [&ref](auto t, auto r) { return ref->window(t, r); };
+  es.model = [&q](auto t, auto r, auto& out) { return q.window(t, r, out); };
+  if (ref) es.reference = [&ref](auto t, auto r, auto& out) { return ref->window(t, r, out); };
   if (setup->saved) {
     es.saved = &setup->saved->rows;
     es.saved_windows = setup->saved->windows_done;

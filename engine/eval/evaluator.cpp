@@ -72,6 +72,7 @@ Result<EvalResult> run_eval(const EvalSetup& s) {
   const auto t0 = std::chrono::steady_clock::now();
   int64_t saved_row = 0;  // next row of s.saved
   double nll_sum = 0, kl_sum = 0;
+  std::vector<float> q, r;  // this window's logits, reused across windows
   for (int64_t wi = 0; wi < n_windows; ++wi) {
     if (s.stop != nullptr && s.stop->load()) {
       out.interrupted = true;
@@ -80,13 +81,15 @@ Result<EvalResult> run_eval(const EvalSetup& s) {
     const EvalWindow& w = plan[static_cast<size_t>(wi)];
     const WindowInput in = window_input(s, w);
     const size_t n = in.rows.size();
-    ARC_ASSIGN_OR_RETURN(const std::vector<float> q, s.model(in.tokens, in.rows));
+    const auto f0 = std::chrono::steady_clock::now();
+    ARC_RETURN_IF_ERROR(s.model(in.tokens, in.rows, q));
     ARC_RETURN_IF_ERROR(check_rows(q, n, s.n_vocab, "the model"));
-    std::vector<float> r;
     if (s.reference) {
-      ARC_ASSIGN_OR_RETURN(r, s.reference(in.tokens, in.rows));
+      ARC_RETURN_IF_ERROR(s.reference(in.tokens, in.rows, r));
       ARC_RETURN_IF_ERROR(check_rows(r, n, s.n_vocab, "the reference model"));
     }
+    out.forward_seconds +=
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - f0).count();
     // Per-row figures, computed in parallel into this window's slots.
     const size_t base = out.nll.size();
     out.nll.resize(base + n);
@@ -106,11 +109,13 @@ Result<EvalResult> run_eval(const EvalSetup& s) {
         const size_t at = base + static_cast<size_t>(i);
         const int32_t target = s.tokens[static_cast<size_t>(w.score_begin + i)];
         const auto qr = row_of(q, static_cast<size_t>(i));
-        out.nll[at] = token_nll(qr, target);
+        const double lse_q = log_sum_exp(qr);
+        out.nll[at] = lse_q - qr[static_cast<size_t>(target)];
         if (s.reference) {
           const auto rr = row_of(r, static_cast<size_t>(i));
-          out.nll_ref[at] = token_nll(rr, target);
-          out.kl[at] = kl_divergence(rr, qr);
+          const double lse_r = log_sum_exp(rr);
+          out.nll_ref[at] = lse_r - rr[static_cast<size_t>(target)];
+          out.kl[at] = kl_divergence(rr, lse_r, qr, lse_q);
           out.top1[at] = argmax(qr) == argmax(rr);
         } else if (s.saved != nullptr) {
           const int64_t row = saved_row + i;

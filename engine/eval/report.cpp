@@ -89,6 +89,7 @@ std::string report_json(const ReportInfo& info, const EvalResult& r) {
       {"tokens_scored", scored},
       {"tokens_fed", r.tokens_fed},
       {"seconds", r.seconds},
+      {"forward_seconds", r.forward_seconds},
       {"tokens_per_s", r.seconds > 0 ? r.tokens_fed / r.seconds : 0.0},
       {"confidence",
        "95% intervals: mean +- 1.96 standard errors of the per-token values (tokens treated as "
@@ -154,6 +155,8 @@ std::string report_text(const ReportInfo& info, const EvalResult& r) {
        fmt(" in %.1f s, %.1f tok/s through the model", r.seconds,
            r.seconds > 0 ? static_cast<double>(r.tokens_fed) / r.seconds : 0.0) +
        " (" + info.backend + ", tp " + std::to_string(info.tp) + ")\n";
+  s += fmt("               %.1f s in the forward (logits on the host), %.1f s scoring\n",
+           r.forward_seconds, r.seconds - r.forward_seconds);
   s += fmt("perplexity     %.4f (95%% CI %.4f - %.4f)\n", f.ppl, f.ppl_lo, f.ppl_hi);
   if (!f.with_ref) return s;
   s += "reference      " + info.reference + " (" + info.reference_kind + ")\n";

@@ -24,7 +24,11 @@ double token_nll(std::span<const float> logits, int32_t target) {
 }
 
 double kl_divergence(std::span<const float> ref, std::span<const float> model) {
-  const double lse_r = log_sum_exp(ref), lse_q = log_sum_exp(model);
+  return kl_divergence(ref, log_sum_exp(ref), model, log_sum_exp(model));
+}
+
+double kl_divergence(std::span<const float> ref, double lse_r, std::span<const float> model,
+                     double lse_q) {
   double kl = 0;
   for (size_t i = 0; i < ref.size(); ++i) {
     const double lp = ref[i] - lse_r;

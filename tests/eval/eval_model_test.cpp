@@ -48,15 +48,17 @@ std::vector<int32_t> text_tokens() {
 }
 
 eval::WindowLogits logits_of(Engine& e) {
-  return [&e](std::span<const int32_t> toks,
-              std::span<const int32_t> rows) -> Result<std::vector<float>> {
+  return [&e](std::span<const int32_t> toks, std::span<const int32_t> rows,
+              std::vector<float>& logits) -> Status {
     const int32_t seq = e.kv->add_sequence();
     ARC_RETURN_IF_ERROR(e.kv->reserve(seq, static_cast<int64_t>(toks.size())));
     std::vector<int32_t> pos(toks.size()), seqs(toks.size(), seq);
     std::iota(pos.begin(), pos.end(), 0);
     auto out = e.exec->run({toks, pos, seqs, rows});
     e.kv->free_sequence(seq);
-    return out;
+    ARC_RETURN_IF_ERROR(out);
+    logits = std::move(*out);
+    return ok_status();
   };
 }
 
@@ -137,7 +139,8 @@ std::vector<std::vector<float>> engine_window(Engine& e, const std::vector<int32
   in[0] = kBos;
   std::vector<int32_t> rows(in.size());
   std::iota(rows.begin(), rows.end(), 0);
-  auto flat = *logits_of(e)(in, rows);
+  std::vector<float> flat;
+  EXPECT_TRUE(logits_of(e)(in, rows, flat).ok());
   const size_t v = flat.size() / in.size();
   std::vector<std::vector<float>> out;
   for (size_t i = 0; i < in.size(); ++i) {

@@ -19,9 +19,12 @@
 namespace arc::eval {
 
 // Logits of one window: `tokens` [ctx] fed at positions 0..ctx-1 of a fresh sequence, logits
-// returned for `rows` (indices into tokens, ascending): [rows.size(), n_vocab] row-major.
-using WindowLogits = std::function<Result<std::vector<float>>(std::span<const int32_t> tokens,
-                                                              std::span<const int32_t> rows)>;
+// for `rows` (indices into tokens, ascending) written to `logits` as [rows.size(), n_vocab]
+// row-major. The evaluator hands the same vector back every window, so a source can swap its own
+// buffer in and out (ForwardExecutor::wait does) instead of allocating ~100 MB of fresh,
+// page-faulting memory per window at a real vocabulary.
+using WindowLogits = std::function<Status(
+    std::span<const int32_t> tokens, std::span<const int32_t> rows, std::vector<float>& logits)>;
 
 struct EvalProgress {
   int64_t windows_done = 0;
@@ -59,8 +62,9 @@ struct EvalSetup {
 struct EvalResult {
   int64_t windows_planned = 0;
   int64_t windows_done = 0;
-  int64_t tokens_fed = 0;  // window tokens through the model (ctx per window)
-  double seconds = 0;      // wall time of the windows (forward and scoring)
+  int64_t tokens_fed = 0;      // window tokens through the model (ctx per window)
+  double seconds = 0;          // wall time of the windows (forward and scoring)
+  double forward_seconds = 0;  // of which in the forward callbacks (logits on the host)
   bool interrupted = false;
   std::vector<double> nll;      // the model's -log p(next token)
   std::vector<double> nll_ref;  // the reference's; empty without one

@@ -20,6 +20,9 @@ int32_t argmax(std::span<const float> logits);
 double token_nll(std::span<const float> logits, int32_t target);
 // KL(R||Q) of two whole rows of the same length.
 double kl_divergence(std::span<const float> ref, std::span<const float> model);
+// The same with both rows' log_sum_exp already known (one pass over the rows instead of three).
+double kl_divergence(std::span<const float> ref, double lse_ref, std::span<const float> model,
+                     double lse_model);
 
 // Reference rows kept as their most probable entries plus what the rest adds up to. A row keeps
 // entries, most probable first, until the rest holds less than `tail_target` of the mass or `k`
