@@ -105,22 +105,24 @@ Result<EvalResult> run_eval(const EvalSetup& s) {
     };
     kernels::parallel_for(s.pool, static_cast<int64_t>(n), 4, [&](int64_t b, int64_t e) {
       std::vector<double> scratch;
+      ExpRow qe, re;
       for (int64_t i = b; i < e; ++i) {
         const size_t at = base + static_cast<size_t>(i);
         const int32_t target = s.tokens[static_cast<size_t>(w.score_begin + i)];
         const auto qr = row_of(q, static_cast<size_t>(i));
-        const double lse_q = log_sum_exp(qr);
+        exp_row(qr, qe);
+        const double lse_q = qe.lse();
         out.nll[at] = lse_q - qr[static_cast<size_t>(target)];
         if (s.reference) {
           const auto rr = row_of(r, static_cast<size_t>(i));
-          const double lse_r = log_sum_exp(rr);
-          out.nll_ref[at] = lse_r - rr[static_cast<size_t>(target)];
-          out.kl[at] = kl_divergence(rr, lse_r, qr, lse_q);
+          exp_row(rr, re);
+          out.nll_ref[at] = re.lse() - rr[static_cast<size_t>(target)];
+          out.kl[at] = kl_divergence(rr, re, qr, lse_q);
           out.top1[at] = argmax(qr) == argmax(rr);
         } else if (s.saved != nullptr) {
           const int64_t row = saved_row + i;
           out.nll_ref[at] = -static_cast<double>(s.saved->target_logp[row]);
-          const KlBounds kb = kl_from_compressed(*s.saved, row, qr, scratch);
+          const KlBounds kb = kl_from_compressed(*s.saved, row, qr, qe, scratch);
           out.kl[at] = kb.lo;
           out.kl_hi[at] = kb.hi;
           out.top1[at] = argmax(qr) == s.saved->ids[s.saved->begin[row]];
@@ -128,13 +130,24 @@ Result<EvalResult> run_eval(const EvalSetup& s) {
       }
     });
     saved_row += static_cast<int64_t>(n);
-    if (s.save_top_k > 0) {  // in order: rows append
-      std::vector<int32_t> order;
+    if (s.save_top_k > 0) {
+      // Rows compressed in parallel into blocks, appended in order.
       const std::vector<float>& src = s.reference ? r : q;
-      for (size_t i = 0; i < n; ++i) {
-        const int32_t target = s.tokens[static_cast<size_t>(w.score_begin) + i];
-        compress_row(row_of(src, i), target, out.saved, order);
-      }
+      const int64_t n_blocks = std::min<int64_t>(static_cast<int64_t>(n), 16);
+      std::vector<CompressedLogits> parts(static_cast<size_t>(n_blocks));
+      kernels::parallel_for(s.pool, n_blocks, 1, [&](int64_t b, int64_t e) {
+        CompressScratch scratch;
+        for (int64_t blk = b; blk < e; ++blk) {
+          CompressedLogits& part = parts[static_cast<size_t>(blk)];
+          part.k = s.save_top_k;
+          part.tail_target = s.save_tail_mass;
+          for (size_t i = n * blk / n_blocks; i < n * (blk + 1) / n_blocks; ++i) {
+            const int32_t target = s.tokens[static_cast<size_t>(w.score_begin) + i];
+            compress_row(row_of(src, i), target, part, scratch);
+          }
+        }
+      });
+      for (const CompressedLogits& part : parts) append_rows(out.saved, part);
     }
     for (size_t i = base; i < base + n; ++i) {
       nll_sum += out.nll[i];

@@ -66,6 +66,13 @@ TEST(EvalMetrics, NllAndKlMatchLongDouble) {
       const double want = static_cast<double>(kl_oracle(r, q));
       EXPECT_NEAR(kl_divergence(r, q), want, 1e-10 + 1e-9 * want) << n << " " << spread;
       EXPECT_EQ(kl_divergence(r, r), 0.0);
+      // The vectorised path the evaluator takes.
+      ExpRow re, qe;
+      exp_row(r, re);
+      exp_row(q, qe);
+      EXPECT_NEAR(re.lse(), static_cast<double>(log_sum_exp(r)), 1e-12 * (1 + std::fabs(re.lse())));
+      EXPECT_NEAR(kl_divergence(r, re, q, qe.lse()), want, 1e-10 + 1e-9 * want);
+      EXPECT_EQ(kl_divergence(r, re, r, re.lse()), 0.0);
     }
   }
   // Extreme logits: no overflow, no NaN.
@@ -83,7 +90,7 @@ TEST(EvalMetrics, ArgmaxTakesTheLowestIdOfTies) {
 // entry kept they are exact.
 TEST(EvalMetrics, CompressedKlBoundsHold) {
   std::mt19937 g(5);
-  std::vector<int32_t> order;
+  CompressScratch order;
   std::vector<double> scratch;
   int checked = 0;
   for (size_t n : {3u, 64u, 259u, 4000u}) {
@@ -114,7 +121,9 @@ TEST(EvalMetrics, CompressedKlBoundsHold) {
             EXPECT_NEAR(c.target_logp[0], static_cast<double>(lr[n / 3]), 1e-5);
 
             const double full = static_cast<double>(kl_oracle(r, q));
-            const KlBounds b = kl_from_compressed(c, 0, q, scratch);
+            ExpRow qe;
+            exp_row(q, qe);
+            const KlBounds b = kl_from_compressed(c, 0, q, qe, scratch);
             // Float log-probabilities in the file: allow their rounding (1e-7 relative).
             const double slack = 1e-6 * (1 + full);
             EXPECT_LE(b.lo, full + slack) << n << " " << spread << " " << noise << " " << k;
@@ -130,6 +139,22 @@ TEST(EvalMetrics, CompressedKlBoundsHold) {
     }
   }
   EXPECT_EQ(checked, 4 * 3 * 3 * 4 * 3);
+}
+
+// A cut through equal values keeps the lowest ids of them, and the tail holds exactly the rest.
+TEST(EvalMetrics, CompressionCutsTiesByLowestId) {
+  const std::vector<float> r = {0, 2, 1, 2, 2, 1, 2, -1};
+  CompressedLogits c;
+  c.k = 3;
+  CompressScratch scratch;
+  compress_row(r, 7, c, scratch);
+  ASSERT_EQ(c.begin[1], 3);
+  EXPECT_EQ(c.ids, (std::vector<int32_t>{1, 3, 4}));
+  const auto lr = log_softmax(r);
+  LD tail = 0;
+  for (int i : {0, 2, 5, 6, 7}) tail += std::exp(lr[i]);
+  EXPECT_NEAR(c.tail_mass[0], static_cast<double>(tail), 1e-15);
+  EXPECT_NEAR(c.target_logp[0], static_cast<double>(lr[7]), 1e-6);
 }
 
 // Each token is scored at most once, always with at least ctx/2 tokens before it in its window;
@@ -210,7 +235,7 @@ TEST_F(LogitFile, RoundTripsAndRefusesDamage) {
   for (int i = 0; i < 12; ++i) ref.tokens.push_back(static_cast<int32_t>(g() % 50));
   ref.rows.k = 6;
   ref.rows.tail_target = 1e-3;
-  std::vector<int32_t> order;
+  CompressScratch order;
   for (int i = 0; i < 8; ++i) compress_row(row(g, 50, 2.0f, 4), i, ref.rows, order);
   ASSERT_TRUE(write_reference_logits(path_, ref).ok());
   auto back = read_reference_logits(path_);

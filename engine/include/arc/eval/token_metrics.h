@@ -20,9 +20,20 @@ int32_t argmax(std::span<const float> logits);
 double token_nll(std::span<const float> logits, int32_t target);
 // KL(R||Q) of two whole rows of the same length.
 double kl_divergence(std::span<const float> ref, std::span<const float> model);
-// The same with both rows' log_sum_exp already known (one pass over the rows instead of three).
-double kl_divergence(std::span<const float> ref, double lse_ref, std::span<const float> model,
-                     double lse_model);
+
+// A row's exponentials exp(x_i - max) in double, by the sampler's vectorised kernel
+// (kernels::tempered_probs: the difference taken in double, exp within a few ulp of libm's).
+// With them a row costs one exp pass for its log-sum-exp, its NLL, a KL and its compression.
+struct ExpRow {
+  std::vector<double> e;  // [n] exp(x_i - max)
+  float max = 0;
+  double sum = 0;  // sum of e
+  double lse() const;
+};
+void exp_row(std::span<const float> x, ExpRow& out);
+// KL(R||Q) = sum_i p_i (r_i - q_i) - (lse_r - lse_q) from R's exponentials (no exp per entry).
+double kl_divergence(std::span<const float> ref, const ExpRow& ref_exp,
+                     std::span<const float> model, double lse_model);
 
 // Reference rows kept as their most probable entries plus what the rest adds up to. A row keeps
 // entries, most probable first, until the rest holds less than `tail_target` of the mass or `k`
@@ -41,10 +52,17 @@ struct CompressedLogits {
   int64_t n_rows() const { return static_cast<int64_t>(tail_mass.size()); }
 };
 
-// Appends `ref` (one row of logits) compressed as out.k and out.tail_target say. `order` is
-// scratch space.
+// Buffers compress_row reuses between calls (one per thread).
+struct CompressScratch {
+  std::vector<float> values;
+  std::vector<int32_t> ids;
+  ExpRow exp;
+};
+// Appends `ref` (one row of logits) compressed as out.k and out.tail_target say.
 void compress_row(std::span<const float> ref, int32_t target, CompressedLogits& out,
-                  std::vector<int32_t>& order);
+                  CompressScratch& scratch);
+// Appends src's rows to dst (the same k and tail_target).
+void append_rows(CompressedLogits& dst, const CompressedLogits& src);
 
 // What a compressed reference row says about KL(R||Q) for a whole model row `model`.
 //
@@ -62,7 +80,8 @@ struct KlBounds {
   double lo = 0;
   double hi = 0;
 };
+// `model_exp`: exp_row(model), which the caller has for the model's NLL anyway.
 KlBounds kl_from_compressed(const CompressedLogits& ref, int64_t row, std::span<const float> model,
-                            std::vector<double>& scratch);
+                            const ExpRow& model_exp, std::vector<double>& scratch);
 
 }  // namespace arc::eval
