@@ -37,6 +37,7 @@ struct EvalOpts {
   std::string save_logits;       // where to save the reference's (or the model's) logits
   int save_top_k = 256;
   double save_tail_mass = 1e-4;
+  int save_tail_samples = 32;
   std::string text;  // empty: the built-in text
   int64_t ctx = 512;
   bool ctx_given = false;
@@ -336,6 +337,7 @@ int run_eval_command(const EvalOpts& o) {
   }
   es.save_top_k = o.save_logits.empty() ? 0 : o.save_top_k;
   es.save_tail_mass = o.save_tail_mass;
+  es.save_tail_samples = o.save_tail_samples;
   es.stop = &g_stop;
   es.pool = &pool;
   const bool with_ref = ref != nullptr || setup->saved.has_value();
@@ -377,6 +379,7 @@ int run_eval_command(const EvalOpts& o) {
     const eval::CompressedLogits& rows = setup->saved->rows;
     info.saved_top_k = rows.k;
     info.saved_tail_target = rows.tail_target;
+    info.saved_tail_samples = rows.samples;
     info.saved_mean_entries =
         static_cast<double>(rows.ids.size()) / std::max<int64_t>(1, rows.n_rows());
   }
@@ -426,6 +429,11 @@ void add_eval_command(CLI::App& app, CliContext& ctx) {
                   "--save-logits keeps entries until the rest holds less than this probability")
       ->capture_default_str()
       ->check(CLI::Range(0.0, 1.0));
+  cmd->add_option("--save-tail-samples", o->save_tail_samples,
+                  "--save-logits also keeps this many samples of the rest per token (the KL's "
+                  "unbiased estimate; 0: report the lower bound)")
+      ->capture_default_str()
+      ->check(CLI::Range(0, 4096));
   cmd->add_option("--text", o->text, "UTF-8 text file (default: the built-in evaluation text)");
   auto* ctx_opt =
       cmd->add_option("--ctx,-c", o->ctx, "window length in tokens; the second half is scored")

@@ -69,6 +69,7 @@ Result<EvalResult> run_eval(const EvalSetup& s) {
   out.windows_planned = n_windows;
   out.saved.k = s.save_top_k;
   out.saved.tail_target = s.save_tail_mass;
+  out.saved.samples = s.save_tail_samples;
   const auto t0 = std::chrono::steady_clock::now();
   int64_t saved_row = 0;  // next row of s.saved
   double nll_sum = 0, kl_sum = 0;
@@ -98,7 +99,11 @@ Result<EvalResult> run_eval(const EvalSetup& s) {
       out.kl.resize(base + n);
       out.top1.resize(base + n);
     }
-    if (s.saved != nullptr) out.kl_hi.resize(base + n);
+    if (s.saved != nullptr) {
+      out.kl_sampled.resize(base + n);
+      out.kl_lo.resize(base + n);
+      out.kl_hi.resize(base + n);
+    }
     const size_t v = static_cast<size_t>(s.n_vocab);
     auto row_of = [&](const std::vector<float>& l, size_t i) {
       return std::span<const float>(l.data() + i * v, v);
@@ -123,7 +128,9 @@ Result<EvalResult> run_eval(const EvalSetup& s) {
           const int64_t row = saved_row + i;
           out.nll_ref[at] = -static_cast<double>(s.saved->target_logp[row]);
           const KlBounds kb = kl_from_compressed(*s.saved, row, qr, qe, scratch);
-          out.kl[at] = kb.lo;
+          out.kl[at] = kb.estimate;
+          out.kl_sampled[at] = kb.sampled;
+          out.kl_lo[at] = kb.lo;
           out.kl_hi[at] = kb.hi;
           out.top1[at] = argmax(qr) == s.saved->ids[s.saved->begin[row]];
         }
@@ -141,6 +148,7 @@ Result<EvalResult> run_eval(const EvalSetup& s) {
           CompressedLogits& part = parts[static_cast<size_t>(blk)];
           part.k = s.save_top_k;
           part.tail_target = s.save_tail_mass;
+          part.samples = s.save_tail_samples;
           for (size_t i = n * blk / n_blocks; i < n * (blk + 1) / n_blocks; ++i) {
             const int32_t target = s.tokens[static_cast<size_t>(w.score_begin) + i];
             compress_row(row_of(src, i), target, part, scratch);
@@ -151,7 +159,7 @@ Result<EvalResult> run_eval(const EvalSetup& s) {
     }
     for (size_t i = base; i < base + n; ++i) {
       nll_sum += out.nll[i];
-      if (with_ref) kl_sum += out.kl[i];
+      if (with_ref) kl_sum += s.saved != nullptr ? out.kl_sampled[i] : out.kl[i];
     }
     out.windows_done = wi + 1;
     out.tokens_fed += s.ctx;

@@ -12,7 +12,7 @@ constexpr char kMagic[8] = {'A', 'R', 'C', 'E', 'V', 'L', 'G', '1'};
 constexpr int64_t kMaxTopK = 4096;
 
 // Bytes of one scored token's record: the fixed part, then 8 per kept entry.
-constexpr int64_t kRowFixed = sizeof(float) + 2 * sizeof(double) + sizeof(int32_t);
+constexpr int64_t kRowFixed = sizeof(float) + 2 * sizeof(double) + 2 * sizeof(int32_t);
 constexpr int64_t kEntryBytes = sizeof(int32_t) + sizeof(float);
 
 template <typename T>
@@ -40,6 +40,8 @@ Status write_reference_logits(const std::string& path, const ReferenceLogits& re
       {"n_vocab", ref.n_vocab},
       {"top_k", c.k},
       {"tail_target", c.tail_target},
+      {"samples", c.samples},
+      {"n_samples", c.sample_ids.size()},
       {"windows_done", ref.windows_done},
       {"n_rows", c.n_rows()},
       {"n_entries", c.ids.size()},
@@ -48,7 +50,7 @@ Status write_reference_logits(const std::string& path, const ReferenceLogits& re
   const std::string header = h.dump();
   std::string out;
   out.reserve(header.size() + 16 + static_cast<size_t>(c.n_rows() * kRowFixed) +
-              c.ids.size() * kEntryBytes);
+              (c.ids.size() + c.sample_ids.size()) * kEntryBytes);
   out.append(kMagic, sizeof kMagic);
   put(out, static_cast<uint64_t>(header.size()));
   out += header;
@@ -60,6 +62,11 @@ Status write_reference_logits(const std::string& path, const ReferenceLogits& re
     for (int64_t j = c.begin[r]; j < c.begin[r + 1]; ++j) {
       put(out, c.ids[j]);
       put(out, c.logp[j]);
+    }
+    put(out, static_cast<int32_t>(c.sample_begin[r + 1] - c.sample_begin[r]));
+    for (int64_t j = c.sample_begin[r]; j < c.sample_begin[r + 1]; ++j) {
+      put(out, c.sample_ids[j]);
+      put(out, c.sample_logp[j]);
     }
   }
   // Written beside and renamed: an interrupted write never leaves a truncated file behind.
@@ -104,6 +111,7 @@ Result<ReferenceLogits> read_reference_logits(const std::string& path) {
     ref.n_vocab = h.at("n_vocab").get<int64_t>();
     ref.rows.k = h.at("top_k").get<int32_t>();
     ref.rows.tail_target = h.at("tail_target").get<double>();
+    ref.rows.samples = h.at("samples").get<int32_t>();
     ref.windows_done = h.at("windows_done").get<int64_t>();
     ref.tokens = h.at("tokens").get<std::vector<int32_t>>();
   } catch (const nlohmann::json::exception& e) {
@@ -111,13 +119,16 @@ Result<ReferenceLogits> read_reference_logits(const std::string& path) {
   }
   const int64_t n_rows = h.value("n_rows", int64_t{-1});
   const int64_t n_entries = h.value("n_entries", int64_t{-1});
+  const int64_t n_samples = h.value("n_samples", int64_t{-1});
+  const int64_t n_per = ref.rows.samples;
   const int64_t k = ref.rows.k;
   if (k < 1 || k > kMaxTopK || ref.n_vocab < 1 || ref.ctx < 4 || n_rows < 0 ||
-      ref.windows_done < 0 || n_entries < n_rows || n_entries > n_rows * k) {
+      ref.windows_done < 0 || n_entries < n_rows || n_entries > n_rows * k || n_per < 0 ||
+      n_per > kMaxTopK || n_samples < 0 || n_samples > n_rows * n_per) {
     return bad("header values out of range");
   }
   const int64_t left = static_cast<int64_t>(data.data() + data.size() - p);
-  const int64_t want = n_rows * kRowFixed + n_entries * kEntryBytes;
+  const int64_t want = n_rows * kRowFixed + (n_entries + n_samples) * kEntryBytes;
   if (left != want) {
     return bad("expected " + std::to_string(want) + " bytes of rows, found " +
                std::to_string(left) + ": truncated");
@@ -152,8 +163,25 @@ Result<ReferenceLogits> read_reference_logits(const std::string& path) {
       c.logp.push_back(lp);
     }
     c.begin.push_back(static_cast<int64_t>(c.ids.size()));
+    const int32_t ns = get<int32_t>(p);
+    if ((ns != 0 && ns != n_per) || static_cast<int64_t>(c.sample_ids.size()) + ns > n_samples) {
+      return bad("row " + std::to_string(r) + " holds impossible values");
+    }
+    for (int32_t j = 0; j < ns; ++j) {
+      const int32_t id = get<int32_t>(p);
+      const float lp = get<float>(p);
+      if (id < 0 || id >= ref.n_vocab || !(lp <= 0)) {
+        return bad("row " + std::to_string(r) + " holds impossible values");
+      }
+      c.sample_ids.push_back(id);
+      c.sample_logp.push_back(lp);
+    }
+    c.sample_begin.push_back(static_cast<int64_t>(c.sample_ids.size()));
   }
-  if (static_cast<int64_t>(c.ids.size()) != n_entries) return bad("entry count differs");
+  if (static_cast<int64_t>(c.ids.size()) != n_entries ||
+      static_cast<int64_t>(c.sample_ids.size()) != n_samples) {
+    return bad("entry count differs");
+  }
   return ref;
 }
 

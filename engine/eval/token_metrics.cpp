@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <limits>
 
 #include "arc/kernels/sampling.h"
@@ -115,6 +116,44 @@ void compress_row(std::span<const float> ref, int32_t target, CompressedLogits& 
     out.ids.push_back(kept[j]);
     out.logp.push_back(static_cast<float>(ref[kept[j]] - lse));
   }
+  // Tail samples: systematic sampling of the tail's mass along the ids. The kept entries are
+  // kept[0, keep); everything else is tail (given-back entries included).
+  if (out.samples > 0 && mass > 0) {
+    std::vector<float>& mark = scratch.values;  // reused: 1 where an id is kept
+    mark.assign(static_cast<size_t>(v), 0.0f);
+    for (int64_t j = 0; j < keep; ++j) mark[kept[j]] = 1.0f;
+    // A per-row offset in [0, 1) from the row's own numbers, so the grid does not line up with
+    // the same ids in every row (deterministic: the same logits sample the same ids).
+    uint64_t h = 1469598103934665603ull ^ static_cast<uint64_t>(target);
+    uint64_t bits;
+    std::memcpy(&bits, &mass, sizeof bits);
+    h = (h ^ bits) * 1099511628211ull;
+    h ^= h >> 29;
+    h *= 0xbf58476d1ce4e5b9ull;
+    h ^= h >> 32;
+    const double offset = static_cast<double>(h >> 11) * 0x1.0p-53;
+    const double step = mass / out.samples;
+    double next = offset * step, cum = 0;
+    int32_t taken = 0;
+    int64_t last = -1;
+    for (int64_t i = 0; i < v && taken < out.samples; ++i) {
+      if (mark[static_cast<size_t>(i)] != 0) continue;
+      cum += prob(i);
+      last = i;
+      while (taken < out.samples && cum > next) {
+        out.sample_ids.push_back(static_cast<int32_t>(i));
+        out.sample_logp.push_back(static_cast<float>(ref[i] - lse));
+        next += step;
+        ++taken;
+      }
+    }
+    // Rounding can leave the last grid point just past the summed mass: the last tail id.
+    for (; taken < out.samples && last >= 0; ++taken) {
+      out.sample_ids.push_back(static_cast<int32_t>(last));
+      out.sample_logp.push_back(static_cast<float>(ref[last] - lse));
+    }
+  }
+  out.sample_begin.push_back(static_cast<int64_t>(out.sample_ids.size()));
   out.begin.push_back(static_cast<int64_t>(out.ids.size()));
   out.tail_mass.push_back(mass);
   out.tail_plogp.push_back(plogp);
@@ -126,6 +165,12 @@ void append_rows(CompressedLogits& dst, const CompressedLogits& src) {
   dst.ids.insert(dst.ids.end(), src.ids.begin(), src.ids.end());
   dst.logp.insert(dst.logp.end(), src.logp.begin(), src.logp.end());
   for (size_t r = 1; r < src.begin.size(); ++r) dst.begin.push_back(base + src.begin[r]);
+  const int64_t sbase = static_cast<int64_t>(dst.sample_ids.size());
+  dst.sample_ids.insert(dst.sample_ids.end(), src.sample_ids.begin(), src.sample_ids.end());
+  dst.sample_logp.insert(dst.sample_logp.end(), src.sample_logp.begin(), src.sample_logp.end());
+  for (size_t r = 1; r < src.sample_begin.size(); ++r) {
+    dst.sample_begin.push_back(sbase + src.sample_begin[r]);
+  }
   dst.tail_mass.insert(dst.tail_mass.end(), src.tail_mass.begin(), src.tail_mass.end());
   dst.tail_plogp.insert(dst.tail_plogp.end(), src.tail_plogp.begin(), src.tail_plogp.end());
   dst.target_logp.insert(dst.target_logp.end(), src.target_logp.begin(), src.target_logp.end());
@@ -169,10 +214,16 @@ KlBounds kl_from_compressed(const CompressedLogits& ref, int64_t row, std::span<
   }
   const double r = ref.tail_mass[row];
   KlBounds b;
-  b.lo = b.hi = kl_s;
+  b.lo = b.hi = b.estimate = b.sampled = kl_s;
   // The tail: Q's log-probabilities of the ids not kept.
   std::erase(scratch, kTaken);
   if (r <= 0 || scratch.empty()) return b;
+  // The samples' log-ratios, before scratch is reordered below.
+  const int64_t s0 = ref.sample_begin[row], s1 = ref.sample_begin[row + 1];
+  double sampled = 0;
+  for (int64_t j = s0; j < s1; ++j) {
+    sampled += ref.sample_logp[j] - (model[ref.sample_ids[j]] - lse_q);
+  }
   // Q's mass outside the kept ids, from the exponentials (summed over the tail itself when the
   // kept part is most of it, where the difference would cancel).
   double q_t = (qe.sum - q_kept) / qe.sum;
@@ -191,6 +242,8 @@ KlBounds kl_from_compressed(const CompressedLogits& ref, int64_t row, std::span<
   b.lo = kl_s + std::max(plogp + c_lo, coarse);
   b.hi = kl_s + std::max(plogp + c_hi, coarse);
   b.lo = std::max(b.lo, 0.0);
+  b.sampled = s1 > s0 ? kl_s + r * sampled / static_cast<double>(s1 - s0) : b.lo;
+  b.estimate = std::clamp(b.sampled, b.lo, b.hi);
   return b;
 }
 

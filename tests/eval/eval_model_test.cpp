@@ -7,6 +7,7 @@
 #include <atomic>
 #include <cmath>
 #include <numeric>
+#include <tuple>
 
 #include "arc/eval/builtin_text.h"
 #include "arc/eval/evaluator.h"
@@ -235,10 +236,12 @@ TEST(EvalModel, SavedLogitsBoundTheFullKl) {
   auto f32 = make_engine(dense("F32"), 2);
   auto q4 = make_engine(dense("Q4_K_M"), 2);
   ASSERT_TRUE(f32.ok() && q4.ok());
-  for (auto [k, tail] : {std::pair{4, 0.0}, std::pair{16, 1e-3}, std::pair{300, 0.0}}) {
+  for (auto [k, tail, samples] :
+       {std::tuple{4, 0.0, 0}, std::tuple{16, 1e-3, 32}, std::tuple{300, 0.0, 32}}) {
     eval::EvalSetup save = setup_for(toks, *f32);
     save.save_top_k = k;
     save.save_tail_mass = tail;
+    save.save_tail_samples = samples;
     auto saved = eval::run_eval(save);
     ASSERT_TRUE(saved.ok());
     ASSERT_EQ(saved->saved.n_rows(), static_cast<int64_t>(saved->nll.size()));
@@ -255,11 +258,14 @@ TEST(EvalModel, SavedLogitsBoundTheFullKl) {
     double lo = 0, hi = 0, exact = 0;
     for (size_t i = 0; i < got->kl.size(); ++i) {
       const double slack = 1e-6 * (1 + want->kl[i]);
-      EXPECT_LE(got->kl[i], want->kl[i] + slack) << "token " << i << " k " << k;
+      EXPECT_LE(got->kl_lo[i], want->kl[i] + slack) << "token " << i << " k " << k;
       EXPECT_GE(got->kl_hi[i], want->kl[i] - slack) << "token " << i << " k " << k;
+      EXPECT_GE(got->kl[i], got->kl_lo[i]);
+      EXPECT_LE(got->kl[i], got->kl_hi[i]);
+      if (samples == 0) EXPECT_EQ(got->kl[i], got->kl_lo[i]);
       EXPECT_NEAR(got->nll_ref[i], want->nll_ref[i], 1e-5 * (1 + want->nll_ref[i]));
       EXPECT_EQ(got->top1[i], want->top1[i]);
-      lo += got->kl[i];
+      lo += got->kl_lo[i];
       hi += got->kl_hi[i];
       exact += want->kl[i];
     }

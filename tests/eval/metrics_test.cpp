@@ -103,6 +103,7 @@ TEST(EvalMetrics, CompressedKlBoundsHold) {
             CompressedLogits c;
             c.k = k;
             c.tail_target = target;
+            c.samples = 8;
             compress_row(r, static_cast<int32_t>(n / 3), c, order);
             ASSERT_EQ(c.n_rows(), 1);
             const int64_t kept = c.begin[1];
@@ -128,6 +129,16 @@ TEST(EvalMetrics, CompressedKlBoundsHold) {
             const double slack = 1e-6 * (1 + full);
             EXPECT_LE(b.lo, full + slack) << n << " " << spread << " " << noise << " " << k;
             EXPECT_GE(b.hi, full - slack) << n << " " << spread << " " << noise << " " << k;
+            EXPECT_GE(b.estimate, b.lo);
+            EXPECT_LE(b.estimate, b.hi);
+            // Samples of the rest: c.samples of them when there is a rest, each a tail id.
+            const int64_t ns = c.sample_begin[1] - c.sample_begin[0];
+            EXPECT_EQ(ns, c.tail_mass[0] > 0 ? 8 : 0);
+            for (int64_t j = 0; j < ns; ++j) {
+              const int32_t id = c.sample_ids[j];
+              EXPECT_EQ(std::count(c.ids.begin(), c.ids.end(), id), 0) << "a kept id sampled";
+              EXPECT_NEAR(c.sample_logp[j], static_cast<double>(lr[id]), 1e-5);
+            }
             if (kept == static_cast<int64_t>(n)) {
               EXPECT_NEAR(b.lo, full, slack);
               EXPECT_NEAR(b.hi, full, slack);
@@ -139,6 +150,39 @@ TEST(EvalMetrics, CompressedKlBoundsHold) {
     }
   }
   EXPECT_EQ(checked, 4 * 3 * 3 * 4 * 3);
+}
+
+// Over many rows the sampled estimate is unbiased: its mean meets the full KL's mean, within the
+// statistical error of the rows, where the lower bound alone falls well short (flat rows, few
+// entries kept).
+TEST(EvalMetrics, SampledTailEstimateIsUnbiased) {
+  std::mt19937 g(21);
+  CompressScratch scratch;
+  std::vector<double> tmp, diff;
+  double full = 0, lo = 0;
+  CompressedLogits c;
+  c.k = 16;
+  c.samples = 16;
+  const int rows = 400;
+  for (int i = 0; i < rows; ++i) {
+    const auto r = row(g, 3000, 1.0f, 3);
+    const auto q = perturb(g, r, 0.4f);
+    compress_row(r, 0, c, scratch);
+    ExpRow qe;
+    exp_row(q, qe);
+    const KlBounds b = kl_from_compressed(c, i, q, qe, tmp);
+    const double f = static_cast<double>(kl_oracle(r, q));
+    full += f;
+    lo += b.lo;
+    diff.push_back(b.sampled - f);
+    EXPECT_GE(b.estimate, b.lo);
+    EXPECT_LE(b.estimate, b.hi);
+  }
+  full /= rows, lo /= rows;
+  EXPECT_LT(lo, 0.8 * full);  // the case the samples are for
+  const Summary d = summarize(diff);
+  EXPECT_LT(std::fabs(d.mean), 4 * d.se) << "mean error " << d.mean << " se " << d.se;
+  EXPECT_LT(d.se, 0.1 * full);  // and precise enough to be useful
 }
 
 // A cut through equal values keeps the lowest ids of them, and the tail holds exactly the rest.
@@ -235,6 +279,7 @@ TEST_F(LogitFile, RoundTripsAndRefusesDamage) {
   for (int i = 0; i < 12; ++i) ref.tokens.push_back(static_cast<int32_t>(g() % 50));
   ref.rows.k = 6;
   ref.rows.tail_target = 1e-3;
+  ref.rows.samples = 3;
   CompressScratch order;
   for (int i = 0; i < 8; ++i) compress_row(row(g, 50, 2.0f, 4), i, ref.rows, order);
   ASSERT_TRUE(write_reference_logits(path_, ref).ok());
@@ -253,6 +298,10 @@ TEST_F(LogitFile, RoundTripsAndRefusesDamage) {
   EXPECT_EQ(back->rows.logp, ref.rows.logp);
   EXPECT_EQ(back->rows.tail_mass, ref.rows.tail_mass);
   EXPECT_EQ(back->rows.tail_plogp, ref.rows.tail_plogp);
+  EXPECT_EQ(back->rows.samples, 3);
+  EXPECT_EQ(back->rows.sample_begin, ref.rows.sample_begin);
+  EXPECT_EQ(back->rows.sample_ids, ref.rows.sample_ids);
+  EXPECT_EQ(back->rows.sample_logp, ref.rows.sample_logp);
   EXPECT_EQ(back->rows.target_logp, ref.rows.target_logp);
 
   // Truncated: a clear DATA_LOSS naming the file.

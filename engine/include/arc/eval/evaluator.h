@@ -51,7 +51,8 @@ struct EvalSetup {
   // > 0: keep the reference's rows compressed to at most this many entries (the model's rows
   // when there is no reference model) for write_reference_logits().
   int32_t save_top_k = 0;
-  double save_tail_mass = 1e-4;  // CompressedLogits::tail_target of the saved rows
+  double save_tail_mass = 1e-4;    // CompressedLogits::tail_target of the saved rows
+  int32_t save_tail_samples = 32;  // CompressedLogits::samples
   // Checked before each window: set (from a signal handler) to stop and keep what was measured.
   const std::atomic<bool>* stop = nullptr;
   kernels::Parallel* pool = nullptr;  // scores a window's rows in parallel when given
@@ -66,12 +67,14 @@ struct EvalResult {
   double seconds = 0;          // wall time of the windows (forward and scoring)
   double forward_seconds = 0;  // of which in the forward callbacks (logits on the host)
   bool interrupted = false;
-  std::vector<double> nll;      // the model's -log p(next token)
-  std::vector<double> nll_ref;  // the reference's; empty without one
-  std::vector<double> kl;       // KL(R||Q); from saved logits its lower bound
-  std::vector<double> kl_hi;    // saved logits only: the upper bound
-  std::vector<uint8_t> top1;    // 1 where the model's greedy token is the reference's
-  CompressedLogits saved;       // save_top_k > 0
+  std::vector<double> nll;         // the model's -log p(next token)
+  std::vector<double> nll_ref;     // the reference's; empty without one
+  std::vector<double> kl;          // KL(R||Q); from saved logits KlBounds::estimate
+  std::vector<double> kl_sampled;  // saved logits only: KlBounds::sampled (for means)
+  std::vector<double> kl_lo;       // saved logits only: the bounds the true KL lies within
+  std::vector<double> kl_hi;
+  std::vector<uint8_t> top1;  // 1 where the model's greedy token is the reference's
+  CompressedLogits saved;     // save_top_k > 0
 };
 
 Result<EvalResult> run_eval(const EvalSetup& setup);

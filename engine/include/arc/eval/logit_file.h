@@ -3,10 +3,11 @@
 // the big model.
 //
 // Layout (little-endian): "ARCEVLG1", uint64 header length, the header as JSON (model, tokenizer
-// fingerprint, text name, ctx, stride, top_k, tail_target, n_vocab, windows done, row and entry
-// counts, the text's token ids), then per scored token in window order: float target_logp,
-// double tail_mass, double tail_plogp, int32 count, and count pairs (int32 id, float logp):
-// 24 bytes a token plus 8 per kept entry.
+// fingerprint, text name, ctx, stride, top_k, tail_target, samples, n_vocab, windows done, row,
+// entry and sample counts, the text's token ids), then per scored token in window order: float
+// target_logp, double tail_mass, double tail_plogp, int32 count, count pairs (int32 id, float
+// logp), int32 sample count, that many pairs (int32 id, float logp): 28 bytes a token plus 8 per
+// kept entry and per tail sample.
 #pragma once
 
 #include <cstdint>

@@ -21,6 +21,7 @@ struct ReportInfo {
   // Saved logits compared against: most entries per token, the tail target, entries per token.
   int32_t saved_top_k = 0;
   double saved_tail_target = 0;
+  int32_t saved_tail_samples = 0;
   double saved_mean_entries = 0;
   std::string backend;
   int tp = 1;

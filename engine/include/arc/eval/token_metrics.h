@@ -40,8 +40,16 @@ double kl_divergence(std::span<const float> ref, const ExpRow& ref_exp,
 // entries are kept: peaked rows (most of a text) cost a few entries, flat ones up to k. Row r's
 // entries are ids/logp[begin[r] .. begin[r + 1]), by log-probability descending (ties: lower id
 // first), so ids[begin[r]] is the reference's greedy token.
+//
+// The rest is also sampled: `samples` ids drawn from the rest in proportion to p (systematic
+// sampling along the ids with an offset from the row), each with its log p. They make the KL's
+// unknown tail term estimable without bias (see kl_from_compressed).
 struct CompressedLogits {
-  int32_t k = 0;                   // most entries a row keeps
+  int32_t k = 0;                         // most entries a row keeps
+  int32_t samples = 0;                   // tail samples a row keeps (none when the rest is empty)
+  std::vector<int64_t> sample_begin{0};  // [n_rows + 1] offsets into sample_ids / sample_logp
+  std::vector<int32_t> sample_ids;
+  std::vector<float> sample_logp;
   double tail_target = 0;          // a row stops keeping entries once the rest holds less than this
   std::vector<int64_t> begin{0};   // [n_rows + 1] offsets into ids and logp
   std::vector<int32_t> ids;        // kept ids
@@ -75,8 +83,17 @@ void append_rows(CompressedLogits& dst, const CompressedLogits& src);
 // extremes at such vertices). That gives `hi` and one lower bound; the log-sum inequality gives
 // another, r log(r / Q(T)) for the whole tail term (the coarse-grained KL of the top-k entries
 // plus one bucket for the rest, the usual compressed-logit estimate); `lo` is the larger. The
-// true KL lies in [lo, hi]; eval reports lo and the mean of hi - lo as the compression's error.
+// true KL lies in [lo, hi].
+//
+// `sampled`: the tail term sum_T p_i (log p_i - log q_i) = r E_{i ~ R_T}[log p_i - log q_i]
+// estimated from the row's tail samples: unbiased, so means over tokens converge on the full
+// KL's, but noisy for one row (the per-token standard error of the mean includes that noise).
+// `estimate` is the same clamped into [lo, hi]: never impossible for one token, but clamping
+// lifts the noisy low ones, so its mean leans high; eval takes means from `sampled` and
+// percentiles from `estimate`. Without samples both are lo.
 struct KlBounds {
+  double sampled = 0;
+  double estimate = 0;
   double lo = 0;
   double hi = 0;
 };
