@@ -179,6 +179,13 @@ Result<Setup> prepare(const EvalOpts& o, const Model& model) {
   if (tok->add_bos_by_default() && tok->bos_id()) s.bos = *tok->bos_id();
   s.ctx = o.ctx;
   s.stride = o.stride > 0 ? o.stride : o.ctx / 2;
+  const int64_t trained = model.config().n_ctx_train;
+  if (trained > 0 && o.ctx > trained) {
+    return invalid_argument("--ctx " + std::to_string(o.ctx) + " is longer than the " +
+                            std::to_string(trained) + " tokens of context " + o.model +
+                            " was trained on: its figures past that say nothing; use --ctx " +
+                            std::to_string(trained) + " or less");
+  }
 
   if (!o.reference.empty()) {
     // Only the reference's metadata here; its weights load after the checks pass.

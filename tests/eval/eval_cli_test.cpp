@@ -148,6 +148,9 @@ TEST_F(EvalCli, ShortTextAndBadFiles) {
   EXPECT_NE(r.err.find("the text has 23 tokens, fewer than one window of --ctx 512"),
             std::string::npos)
       << r.err;
+  r = run("eval -m " + m + " --ctx 8192 -q");  // the test models' context is 4096
+  EXPECT_EQ(r.rc, 2);
+  EXPECT_NE(r.err.find("is longer than the 4096 tokens of context"), std::string::npos) << r.err;
   r = run("eval -m " + m + " --text " + path("missing.txt") + " -q");
   EXPECT_EQ(r.rc, 2);
   EXPECT_NE(r.err.find("cannot open the text file"), std::string::npos) << r.err;
