@@ -1151,6 +1151,18 @@ spark-b slots=1</translation>
   <context>
     <name>arc::app::EngineSession</name>
     <message>
+      <source>CUDA (device %1)</source>
+      <translation>CUDA (Gerät %1)</translation>
+    </message>
+    <message>
+      <source>CUDA</source>
+      <translation>CUDA</translation>
+    </message>
+    <message>
+      <source>CPU</source>
+      <translation>CPU</translation>
+    </message>
+    <message>
       <source>arclight-engine was not found next to the app, so it cannot make the demo model</source>
       <translation>arclight-engine liegt nicht neben der App, daher kann das Demo-Modell nicht erzeugt werden</translation>
     </message>
@@ -1953,6 +1965,22 @@ spark-b slots=1</translation>
   <context>
     <name>arc::app::SettingsDialog</name>
     <message>
+      <source>Automatic (GPU when there is one)</source>
+      <translation>Automatisch (GPU, wenn vorhanden)</translation>
+    </message>
+    <message>
+      <source>CUDA GPU</source>
+      <translation>CUDA-GPU</translation>
+    </message>
+    <message>
+      <source>CPU</source>
+      <translation>CPU</translation>
+    </message>
+    <message>
+      <source>Compute:</source>
+      <translation>Rechnen auf:</translation>
+    </message>
+    <message>
       <source>API key:</source>
       <translation>API-Schlüssel:</translation>
     </message>
@@ -2039,6 +2067,21 @@ spark-b slots=1</translation>
     <message>
       <source>none: one box</source>
       <translation>keine: eine Box</translation>
+    </message>
+  </context>
+  <context>
+    <name>main</name>
+    <message>
+      <source>Control panel for Mixture-of-Experts language models on DGX Spark boxes</source>
+      <translation>Steuerzentrale für Mixture-of-Experts-Sprachmodelle auf DGX-Spark-Boxen</translation>
+    </message>
+    <message>
+      <source>Attach to the running engine at &lt;url&gt; (remembered).</source>
+      <translation>Mit der laufenden Engine unter &lt;url&gt; verbinden (wird gemerkt).</translation>
+    </message>
+    <message>
+      <source>Save a PNG of every page into &lt;folder&gt;, then quit.</source>
+      <translation>Jede Seite als PNG in &lt;folder&gt; speichern, dann beenden.</translation>
     </message>
   </context>
 </TS>

@@ -14,12 +14,14 @@
 #include "ChatPage.h"
 #include "ConversationListModel.h"
 #include "EngineClient.h"
+#include "EngineSession.h"
 #include "FitController.h"
 #include "MainWindow.h"
 #include "MessageWidget.h"
 #include "ModelListModel.h"
 #include "ModelsPage.h"
 #include "MonitorPage.h"
+#include "SettingsDialog.h"
 
 using namespace arc::app;
 
@@ -67,6 +69,8 @@ TEST(MainWindowSmoke, GermanTranslationIsCompleteForEveryContext) {
   EXPECT_EQ(BenchmarkPage::tr("Run benchmark"), QStringLiteral("Benchmark starten"));
   EXPECT_EQ(BenchResultModel::tr("Scenario"), QStringLiteral("Szenario"));
   EXPECT_EQ(BenchRunner::tr("cancelled"), QStringLiteral("abgebrochen"));
+  EXPECT_EQ(SettingsDialog::tr("Compute:"), QStringLiteral("Rechnen auf:"));
+  EXPECT_EQ(EngineSession::tr("CUDA (device %1)"), QStringLiteral("CUDA (Gerät %1)"));
   {
     MainWindow w;
     EXPECT_TRUE(w.statusText().contains(QStringLiteral("Kein Modell geladen")))
