@@ -59,6 +59,17 @@ inline void add_backend_flags(CLI::App* cmd, BackendOptions* o) {
   cmd->add_flag("--mmap", o->mmap_weights, kMmapHelp);
 }
 
+// --tp N and --tp-timeout S of the commands that run one job under mpirun (run, bench, eval).
+inline void add_tp_flags(CLI::App* cmd, int* tp, double* tp_timeout) {
+  cmd->add_option("--tp", *tp, "tensor-parallel ranks (run under mpirun -np N)")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 64));
+  cmd->add_option("--tp-timeout", *tp_timeout,
+                  "seconds a collective may take before the job is aborted (a rank died or hangs)")
+      ->capture_default_str()
+      ->check(CLI::Range(0.5, 3600.0));
+}
+
 // The backend the flags name, with `threads` CPU threads. With --tp > 1 and --backend cuda each
 // rank takes its own device and the forward's collectives run through NCCL.
 inline Result<std::unique_ptr<Backend>> open_backend(BackendOptions o, int threads, int tp = 1) {

@@ -454,13 +454,7 @@ void add_bench_command(CLI::App& app, CliContext& ctx) {
   cmd->add_flag("--json", o->json, "machine-readable output");
   cmd->add_flag("--profile-ops", o->profile_ops,
                 "time each backend op of the measured decode steps (waits for each op)");
-  cmd->add_option("--tp", o->tp, "tensor-parallel ranks (run under mpirun -np N)")
-      ->capture_default_str()
-      ->check(CLI::Range(1, 64));
-  cmd->add_option("--tp-timeout", o->tp_timeout,
-                  "seconds a collective may take before the job is aborted (a rank died or hangs)")
-      ->capture_default_str()
-      ->check(CLI::Range(0.5, 3600.0));
+  add_tp_flags(cmd, &o->tp, &o->tp_timeout);
   cmd->add_option("--temperature", o->temperature, "decode sampling temperature (0: greedy)")
       ->capture_default_str()
       ->check(CLI::Range(0.0, 100.0));

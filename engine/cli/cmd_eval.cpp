@@ -455,13 +455,7 @@ void add_eval_command(CLI::App& app, CliContext& ctx) {
   cmd->add_flag("--quiet,-q", o->quiet, "no progress on stderr");
   cmd->add_option("-t,--threads", o->threads, "threads (0: all CPUs)")->capture_default_str();
   add_backend_flags(cmd, &o->backend);
-  cmd->add_option("--tp", o->tp, "tensor-parallel ranks (run under mpirun -np N)")
-      ->capture_default_str()
-      ->check(CLI::Range(1, 64));
-  cmd->add_option("--tp-timeout", o->tp_timeout,
-                  "seconds a collective may take before the job is aborted (a rank died or hangs)")
-      ->capture_default_str()
-      ->check(CLI::Range(0.5, 3600.0));
+  add_tp_flags(cmd, &o->tp, &o->tp_timeout);
   cmd->callback([o, ctx_opt, &ctx] {
     o->ctx_given = ctx_opt->count() > 0;
     ctx.exit_code = run_eval_command(*o);

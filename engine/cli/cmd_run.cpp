@@ -346,13 +346,7 @@ void add_run_command(CLI::App& app, CliContext& ctx) {
                   "repeatable");
   cmd->add_option("--mmproj", o->mmproj,
                   "vision projector GGUF (default: an mmproj-*.gguf beside the model)");
-  cmd->add_option("--tp", o->tp, "tensor-parallel ranks (run under mpirun -np N)")
-      ->capture_default_str()
-      ->check(CLI::Range(1, 64));
-  cmd->add_option("--tp-timeout", o->tp_timeout,
-                  "seconds a collective may take before the job is aborted (a rank died or hangs)")
-      ->capture_default_str()
-      ->check(CLI::Range(0.5, 3600.0));
+  add_tp_flags(cmd, &o->tp, &o->tp_timeout);
   cmd->add_option("--tp-test-fault", o->test_fault)
       ->check(CLI::IsMember({"exit", "hang"}))
       ->group("");
