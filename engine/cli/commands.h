@@ -22,5 +22,6 @@ void add_chat_template_command(CLI::App& app, CliContext& ctx);
 void add_tokenize_command(CLI::App& app, CliContext& ctx);
 void add_bench_serve_command(CLI::App& app, CliContext& ctx);
 void add_probe_command(CLI::App& app, CliContext& ctx);
+void add_bench_grammar_command(CLI::App& app, CliContext& ctx);
 
 }  // namespace arc::cli
