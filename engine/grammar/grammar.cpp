@@ -67,6 +67,36 @@ Sym GrammarBuilder::repeat(const std::string& name, Sym s, int64_t min, int64_t 
   return rule(name, {std::move(head)});
 }
 
+Sym GrammarBuilder::until(const std::string& name, std::string_view stop) {
+  const size_t m = stop.size();
+  if (m == 0) return rule(name, {{}});
+  // pi[i]: the longest proper prefix of stop[0..i] that is also its suffix.
+  std::vector<size_t> pi(m, 0);
+  for (size_t i = 1, k = 0; i < m; ++i) {
+    while (k > 0 && stop[i] != stop[k]) k = pi[k - 1];
+    if (stop[i] == stop[k]) ++k;
+    pi[i] = k;
+  }
+  std::vector<int32_t> state(m);
+  for (size_t i = 0; i < m; ++i) state[i] = declare(name + "_" + std::to_string(i));
+  for (size_t i = 0; i < m; ++i) {
+    std::vector<ByteSet> to(m + 1);  // [next state]: the bytes that lead there
+    for (int c = 0; c < 256; ++c) {
+      size_t k = i;
+      while (k > 0 && static_cast<uint8_t>(stop[k]) != c) k = pi[k - 1];
+      if (static_cast<uint8_t>(stop[k]) == c) ++k;
+      to[k].add(static_cast<uint8_t>(c));
+    }
+    for (size_t k = 0; k <= m; ++k) {
+      if (to[k] == ByteSet{}) continue;
+      Seq a{bytes(to[k])};
+      if (k < m) a.push_back(ref(state[k]));
+      add_alt(state[i], std::move(a));
+    }
+  }
+  return ref(state[0]);
+}
+
 Grammar GrammarBuilder::build(int32_t root) && {
   g_.root = root;
   return std::move(g_);

@@ -75,6 +75,10 @@ class GrammarBuilder {
   // unbounded). Counted forms become a chain of rules, so keep max small.
   Sym repeat(const std::string& name, Sym s, int64_t min, int64_t max);
 
+  // Any bytes up to and including the first occurrence of `stop` (a reasoning block up to
+  // "</think>"): a matcher of the text so far (Knuth-Morris-Pratt), one rule per matched prefix.
+  Sym until(const std::string& name, std::string_view stop);
+
   int32_t n_rules() const { return static_cast<int32_t>(g_.alts.size()); }
   size_t n_elements() const { return g_.elements.size(); }
   Grammar build(int32_t root) &&;

@@ -424,14 +424,27 @@ Result<Sym> JsonSchemaCompiler::compile_string(const ordered_json& s, const std:
   const Sym hex = b_.bytes(range('0', '9').add_range('a', 'f').add_range('A', 'F'));
   auto times = [](Sym x, int n) { return Seq(static_cast<size_t>(n), x); };
   auto date = [&] {
-    return b_.rule("date",
-                   {cat({times(digit, 4), one(b_.byte('-')),
-                         one(b_.rule("month", {{b_.byte('0'), b_.bytes(range('1', '9'))},
-                                               {b_.byte('1'), b_.bytes(range('0', '2'))}})),
-                         one(b_.byte('-')),
-                         one(b_.rule("day", {{b_.byte('0'), b_.bytes(range('1', '9'))},
-                                             {b_.bytes(range('1', '2')), digit},
-                                             {b_.byte('3'), b_.bytes(range('0', '1'))}}))})});
+    // Only dates that exist: years 0001-9999, each month's days (February to the 28th, as
+    // the 29th exists only in leap years).
+    const Sym d19 = b_.bytes(range('1', '9'));
+    const Sym year = b_.rule("year", {{d19, digit, digit, digit},
+                                      {b_.byte('0'), d19, digit, digit},
+                                      {b_.byte('0'), b_.byte('0'), d19, digit},
+                                      {b_.byte('0'), b_.byte('0'), b_.byte('0'), d19}});
+    const Sym day28 = b_.rule(
+        "day28",
+        {{b_.byte('0'), d19}, {b_.byte('1'), digit}, {b_.byte('2'), b_.bytes(range('0', '8'))}});
+    const Sym day30 = b_.rule("day30", {{day28}, {b_.byte('2'), b_.byte('9')}, {b_.literal("30")}});
+    const Sym day31 = b_.rule("day31", {{day30}, {b_.literal("31")}});
+    std::vector<Seq> month_day;
+    for (const char* m : {"01", "03", "05", "07", "08", "10", "12"}) {
+      month_day.push_back(cat({b_.literal(m), one(b_.byte('-')), one(day31)}));
+    }
+    for (const char* m : {"04", "06", "09", "11"}) {
+      month_day.push_back(cat({b_.literal(m), one(b_.byte('-')), one(day30)}));
+    }
+    month_day.push_back(cat({b_.literal("02-"), one(day28)}));
+    return b_.rule("date", {{year, b_.byte('-'), b_.rule("month_day", std::move(month_day))}});
   };
   auto time = [&] {
     const Sym hour = b_.rule(
