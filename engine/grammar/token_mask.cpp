@@ -9,6 +9,8 @@ namespace arc::grammar {
 
 namespace {
 
+constexpr size_t kMaxWalkStates = 16384;
+
 void set_bit(TokenMask& m, int32_t id) {
   m[static_cast<size_t>(id) >> 6] |= uint64_t{1} << (id & 63);
 }
@@ -86,6 +88,9 @@ const TokenMasker::Entry& TokenMasker::entry(const Context& c) {
 }
 
 TokenMasker::Entry TokenMasker::compute(const Context& c) {
+  // The DFA only serves walks inside compute(): start again rather than grow without end (1 KiB
+  // of transitions a state).
+  if (dfa_.n_states() > kMaxWalkStates) dfa_.clear();
   // The context's stack in this masker's own automaton, ending in the unknown rest.
   int32_t f = c.open ? kOpenFrame : kRootFrame;
   for (int i = kContextFrames - 1; i >= 0; --i) {

@@ -13,6 +13,7 @@ import os
 import subprocess
 import sys
 import tempfile
+import time
 import urllib.error
 import urllib.request
 
@@ -135,36 +136,75 @@ def check(name, schema, text, finish):
         jsonschema.validate(doc, schema, format_checker=jsonschema.FormatChecker())
 
 
-def main():
+def serve(family, fixture):
+    """A generated model with a real vocabulary and chat template, served; returns (proc, url)."""
     model = os.path.join(tempfile.mkdtemp(prefix="arc_structured_"), "m.gguf")
-    subprocess.run([ENGINE, "--log-level", "warn", "make-test-model", "--family", "qwen3moe",
-                    "--tokenizer-fixture", "qwen3", "--fixtures-dir", FIXTURES, "--out", model],
+    subprocess.run([ENGINE, "--log-level", "warn", "make-test-model", "--family", family,
+                    "--tokenizer-fixture", fixture, "--fixtures-dir", FIXTURES, "--out", model],
                    check=True)
     server = subprocess.Popen([ENGINE, "--log-level", "warn", "serve", "--port", "0", "--model",
                                model, "--threads", "2", "--ctx-size", "2048", "--parallel", "16"],
                               stdout=subprocess.PIPE, text=True)
+    base = None
+    for line in server.stdout:
+        if "listening on " in line:
+            base = line.split("listening on ")[1].split()[0]
+            break
+    assert base, "the engine did not start"
+    for _ in range(300):
+        try:
+            with urllib.request.urlopen(base + "/health", timeout=5) as r:
+                if json.loads(r.read()).get("status") == "ready":
+                    break
+        except OSError:
+            pass
+        time.sleep(0.1)
+    return server, base, model
+
+
+def stop(server, model):
+    server.terminate()
+    server.wait(timeout=30)
+    os.remove(model)
+
+
+def main():
+    server, base, model = serve("qwen3moe", "qwen3")
     try:
-        base = None
-        for line in server.stdout:
-            if "listening on " in line:
-                base = line.split("listening on ")[1].split()[0]
-                break
-        assert base, "the engine did not start"
-        for _ in range(300):
-            try:
-                with urllib.request.urlopen(base + "/health", timeout=5) as r:
-                    if json.loads(r.read()).get("status") == "ready":
-                        break
-            except OSError:
-                pass
-            import time
-            time.sleep(0.1)
         run(base)
     finally:
-        server.terminate()
-        server.wait(timeout=30)
-        os.remove(model)
+        stop(server, model)
+    # Llama 3 writes a call as a bare {"name": ..., "parameters": ...}.
+    server, base, model = serve("llama", "llama3")
+    try:
+        forced_calls(base, 10)
+    finally:
+        stop(server, model)
     print("ok")
+
+
+def forced_calls(base, n):
+    """Forced strict tool calls: the arguments validate."""
+    tools = [{"type": "function", "function": {"name": "get_weather", "strict": True,
+                                               "parameters": WEATHER}},
+             {"type": "function", "function": {"name": "other", "parameters": {"type": "object"}}}]
+    for i in range(n):
+        choice = "required" if i % 2 else {"type": "function", "function": {"name": "get_weather"}}
+        status, r = post(base, "/v1/chat/completions", {
+            "model": "m", "temperature": 1.0, "seed": i, "max_tokens": 400, "tools": tools,
+            "tool_choice": choice, "messages": [{"role": "user", "content": "Weather?"}],
+            "chat_template_kwargs": {"enable_thinking": False}})
+        assert status == 200, r
+        assert r["choices"][0]["finish_reason"] == "tool_calls", r
+        calls = r["choices"][0]["message"].get("tool_calls")
+        assert calls and len(calls) == 1, r
+        fn = calls[0]["function"]
+        args = json.loads(fn["arguments"])
+        if fn["name"] == "get_weather":
+            jsonschema.validate(args, WEATHER)
+        else:
+            assert i % 2 == 1 and isinstance(args, dict), r
+    print(f"tool calls: {n} valid")
 
 
 def run(base):
@@ -188,26 +228,19 @@ def run(base):
     assert ended >= 0.75 * (N // 4), f"json_object: only {ended} of {N // 4} ended"
     print(f"json_object: {ended} of {N // 4} generations ended, all valid objects")
 
-    # A forced strict tool call: the arguments validate.
-    tools = [{"type": "function", "function": {"name": "get_weather", "strict": True,
-                                               "parameters": WEATHER}},
-             {"type": "function", "function": {"name": "other", "parameters": {"type": "object"}}}]
-    for i in range(20):
-        choice = "required" if i % 2 else {"type": "function", "function": {"name": "get_weather"}}
-        status, r = post(base, "/v1/chat/completions", {
-            "model": "m", "temperature": 1.0, "seed": i, "max_tokens": 400, "tools": tools,
-            "tool_choice": choice, "messages": [{"role": "user", "content": "Weather?"}],
-            "chat_template_kwargs": {"enable_thinking": False}})
+    forced_calls(base, 20)
+    # Anthropic: tool_choice {"type": "tool"} constrains the input to the tool's schema.
+    for i in range(6):
+        status, r = post(base, "/v1/messages", {
+            "model": "m", "max_tokens": 400, "temperature": 1.0,
+            "messages": [{"role": "user", "content": "Weather?"}],
+            "tools": [{"name": "get_weather", "input_schema": WEATHER}],
+            "tool_choice": {"type": "tool", "name": "get_weather"}})
         assert status == 200, r
-        calls = r["choices"][0]["message"].get("tool_calls")
-        assert calls and len(calls) == 1, r
-        fn = calls[0]["function"]
-        args = json.loads(fn["arguments"])
-        if fn["name"] == "get_weather":
-            jsonschema.validate(args, WEATHER)
-        else:
-            assert i % 2 == 1 and isinstance(args, dict), r
-    print("tool calls: 20 valid")
+        uses = [b for b in r["content"] if b["type"] == "tool_use"]
+        assert len(uses) == 1, r
+        jsonschema.validate(uses[0]["input"], WEATHER)
+    print("anthropic tool_use: 6 valid")
 
     # /v1/completions with response_format (an extension).
     for i in range(10):

@@ -134,6 +134,22 @@ TEST(JsonSchemaGrammar, JsonObjectModeWantsAnObject) {
   EXPECT_FALSE(matches(g, "\"s\""));
 }
 
+// Free text up to "</think>" (a reasoning block the prompt opened), then the document.
+TEST(JsonSchemaGrammar, ReasoningPrefix) {
+  GrammarBuilder b;
+  JsonSchemaCompiler c(b);
+  const Sym root = b.rule("root", {{b.until("think", "</think>"), c.any_object()}});
+  auto g = std::make_shared<const Grammar>(std::move(b).build(root.arg));
+  EXPECT_TRUE(matches(g, "</think>{}"));
+  EXPECT_TRUE(matches(g, "let me see </thin </</think>{\"a\":1}"));
+  EXPECT_TRUE(matches(g, "<<//think>>\n</think>{}"));
+  EXPECT_FALSE(matches(g, "{}"));
+  EXPECT_FALSE(matches(g, "</think>x{}"));
+  EXPECT_FALSE(matches(g, "</thinK>{}"));
+  // The reasoning ends at the first "</think>": what follows is the document.
+  EXPECT_FALSE(matches(g, "a</think>b</think>{}"));
+}
+
 TEST(JsonSchemaGrammar, UnsupportedKeywordsAreNamed) {
   const std::vector<std::pair<const char*, const char*>> cases = {
       {R"({"type":"string","pattern":"^a"})", "'pattern'"},
