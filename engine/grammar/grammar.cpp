@@ -67,9 +67,10 @@ Sym GrammarBuilder::repeat(const std::string& name, Sym s, int64_t min, int64_t 
   return rule(name, {std::move(head)});
 }
 
-Sym GrammarBuilder::until(const std::string& name, std::string_view stop) {
+Sym GrammarBuilder::until(const std::string& name, std::string_view stop, const Seq& then,
+                          bool free_text) {
   const size_t m = stop.size();
-  if (m == 0) return rule(name, {{}});
+  if (m == 0) return rule(name, {then});
   // pi[i]: the longest proper prefix of stop[0..i] that is also its suffix.
   std::vector<size_t> pi(m, 0);
   for (size_t i = 1, k = 0; i < m; ++i) {
@@ -90,9 +91,15 @@ Sym GrammarBuilder::until(const std::string& name, std::string_view stop) {
     for (size_t k = 0; k <= m; ++k) {
       if (to[k] == ByteSet{}) continue;
       Seq a{bytes(to[k])};
-      if (k < m) a.push_back(ref(state[k]));
+      if (k < m) {
+        a.push_back(ref(state[k]));
+      } else {
+        a.insert(a.end(), then.begin(), then.end());
+        if (free_text) a.push_back(ref(state[0]));
+      }
       add_alt(state[i], std::move(a));
     }
+    if (free_text) add_alt(state[i], {});
   }
   return ref(state[0]);
 }

@@ -76,8 +76,11 @@ class GrammarBuilder {
   Sym repeat(const std::string& name, Sym s, int64_t min, int64_t max);
 
   // Any bytes up to and including the first occurrence of `stop` (a reasoning block up to
-  // "</think>"): a matcher of the text so far (Knuth-Morris-Pratt), one rule per matched prefix.
-  Sym until(const std::string& name, std::string_view stop);
+  // "</think>"), then `then`: a matcher of the text so far (Knuth-Morris-Pratt), one rule per
+  // matched prefix. free_text: the text may also end anywhere, and after `then` it starts again
+  // (free text in which `stop` opens a constrained part: tool calls).
+  Sym until(const std::string& name, std::string_view stop, const Seq& then = {},
+            bool free_text = false);
 
   int32_t n_rules() const { return static_cast<int32_t>(g_.alts.size()); }
   size_t n_elements() const { return g_.elements.size(); }

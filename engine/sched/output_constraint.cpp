@@ -13,6 +13,7 @@ using grammar::GrammarBuilder;
 using grammar::Sym;
 using nlohmann::ordered_json;
 
+constexpr const char* kQwenCallMarker = "<tool_call>";
 // Compiled grammars kept per model; past this many the cache starts again.
 constexpr size_t kMaxCachedMaskers = 32;
 
@@ -20,14 +21,16 @@ std::string cache_key(const OutputConstraint& c, const ConstraintOptions& o) {
   ordered_json k = {{"kind", static_cast<int>(c.kind)},
                     {"syntax", static_cast<int>(o.syntax)},
                     {"reasoning", o.starts_in_reasoning},
+                    {"optional", c.optional},
                     {"schema", c.schema}};
   for (const auto& t : c.tools) k["tools"].push_back({t.name, t.parameters, t.strict});
   return k.dump();
 }
 
-// The call of one of the tools, in the family's syntax (as its chat template writes calls).
+// The call of one of the tools, in the family's syntax (as its chat template writes calls);
+// after_marker: without the marker that opens a Qwen call (free text matched it).
 Result<Sym> tool_call(GrammarBuilder& b, grammar::JsonSchemaCompiler& jc, const OutputConstraint& c,
-                      OutputSyntax syntax) {
+                      OutputSyntax syntax, bool after_marker) {
   std::vector<grammar::Seq> calls;
   for (const OutputConstraint::Tool& t : c.tools) {
     Sym args = jc.any_object();
@@ -44,9 +47,9 @@ Result<Sym> tool_call(GrammarBuilder& b, grammar::JsonSchemaCompiler& jc, const 
     }
     const std::string name = ordered_json(t.name).dump();
     if (syntax == OutputSyntax::kQwen) {
-      calls.push_back(
-          grammar::cat({b.literal("<tool_call>\n{\"name\": " + name + ", \"arguments\": "),
-                        grammar::one(args), b.literal("}\n</tool_call>")}));
+      calls.push_back(grammar::cat({b.literal(std::string(after_marker ? "" : kQwenCallMarker) +
+                                              "\n{\"name\": " + name + ", \"arguments\": "),
+                                    grammar::one(args), b.literal("}\n</tool_call>")}));
     } else {
       calls.push_back(grammar::cat({b.literal("{\"name\": " + name + ", \"parameters\": "),
                                     grammar::one(args), b.literal("}")}));
@@ -61,6 +64,14 @@ Result<std::shared_ptr<grammar::TokenMasker>> constraint_masker(LoadedModel& l,
                                                                 const OutputConstraint& c,
                                                                 const ConstraintOptions& o) {
   if (c.kind == OutputConstraint::Kind::kNone) return std::shared_ptr<grammar::TokenMasker>();
+  if (c.kind == OutputConstraint::Kind::kToolCall && c.optional &&
+      o.syntax != OutputSyntax::kQwen) {
+    // A Llama 3 call is a bare JSON reply: no marker tells it from text.
+    logger("engine")->info(
+        "strict tools with tool_choice auto are constrained for Qwen-style "
+        "calls only; this model's calls are not constrained");
+    return std::shared_ptr<grammar::TokenMasker>();
+  }
   if (c.kind == OutputConstraint::Kind::kToolCall && o.syntax != OutputSyntax::kQwen &&
       o.syntax != OutputSyntax::kLlama3) {
     logger("engine")->warn(
@@ -84,7 +95,11 @@ Result<std::shared_ptr<grammar::TokenMasker>> constraint_masker(LoadedModel& l,
       break;
     }
     default: {
-      ARC_ASSIGN_OR_RETURN(body, tool_call(b, jc, c, o.syntax));
+      ARC_ASSIGN_OR_RETURN(body, tool_call(b, jc, c, o.syntax, c.optional));
+      if (c.optional) {
+        // Free text (reasoning included) in which the marker opens a constrained call.
+        body = b.until("text", kQwenCallMarker, {body}, /*free_text=*/true);
+      }
       break;
     }
   }

@@ -13,6 +13,37 @@ std::string string_at(const J& obj, const char* key) {
              : std::string();
 }
 
+// tool_choice "auto" (or absent) with tools marked strict: the calls the model chooses to make
+// are constrained (every tool's arguments: the strict ones by their schemas), its text is not.
+template <class J>
+OutputConstraint auto_strict_calls(const J& body) {
+  OutputConstraint c;
+  if (body.contains("tool_choice") && !body["tool_choice"].is_null() &&
+      !(body["tool_choice"].is_string() && body["tool_choice"] == "auto")) {
+    return c;
+  }
+  if (!body.contains("tools") || !body["tools"].is_array()) return c;
+  bool any_strict = false;
+  for (const auto& t : body["tools"]) {
+    if (!t.is_object() || !t.contains("function")) continue;
+    const J& f = t["function"];
+    OutputConstraint::Tool tool;
+    tool.name = string_at(f, "name");
+    if (f.contains("parameters") && f["parameters"].is_object()) {
+      tool.parameters = ordered_json::parse(f["parameters"].dump());
+    }
+    tool.strict =
+        f.contains("strict") && f["strict"].is_boolean() && f["strict"].template get<bool>();
+    any_strict = any_strict || tool.strict;
+    c.tools.push_back(std::move(tool));
+  }
+  if (!any_strict) return {};
+  c.kind = OutputConstraint::Kind::kToolCall;
+  c.optional = true;
+  c.where = "tools";
+  return c;
+}
+
 // OpenAI: tools[i] = {"type": "function", "function": {"name", "parameters", "strict"}}.
 template <class J>
 Result<OutputConstraint> openai_constraint(const J& body, bool chat) {
@@ -65,7 +96,10 @@ Result<OutputConstraint> openai_constraint(const J& body, bool chat) {
       return c;  // a forced call: the call is the whole output
     }
   }
-  if (!body.contains("response_format") || body["response_format"].is_null()) return c;
+  if (!body.contains("response_format") || body["response_format"].is_null()) {
+    if (chat) c = auto_strict_calls(body);
+    return c;
+  }
   const J& rf = body["response_format"];
   const std::string type = string_at(rf, "type");
   if (type != "text" && type != "json_object" && type != "json_schema") {

@@ -229,6 +229,17 @@ def run(base):
     print(f"json_object: {ended} of {N // 4} generations ended, all valid objects")
 
     forced_calls(base, 20)
+    # tool_choice auto with a strict tool: free text, and whatever call is made validates.
+    for i in range(6):
+        status, r = post(base, "/v1/chat/completions", {
+            "model": "m", "temperature": 1.0, "seed": i, "max_tokens": 64,
+            "tools": [{"type": "function", "function": {"name": "get_weather", "strict": True,
+                                                        "parameters": WEATHER}}],
+            "messages": [{"role": "user", "content": "Weather?"}]})
+        assert status == 200, r
+        for call in r["choices"][0]["message"].get("tool_calls") or []:
+            jsonschema.validate(json.loads(call["function"]["arguments"]), WEATHER)
+    print("tool_choice auto: 6 answered")
     # Anthropic: tool_choice {"type": "tool"} constrains the input to the tool's schema.
     for i in range(6):
         status, r = post(base, "/v1/messages", {

@@ -150,6 +150,27 @@ TEST(JsonSchemaGrammar, ReasoningPrefix) {
   EXPECT_FALSE(matches(g, "a</think>b</think>{}"));
 }
 
+// Free text in which a marker opens a constrained part (strict tools with tool_choice auto):
+// the text may end anywhere, calls may repeat.
+TEST(JsonSchemaGrammar, FreeTextWithConstrainedCalls) {
+  GrammarBuilder b;
+  JsonSchemaCompiler c(b);
+  auto args = c.value(ordered_json::parse(R"({"type":"object","properties":{"n":{"type":"integer"}},
+      "required":["n"]})"),
+                      "tools");
+  ASSERT_TRUE(args.ok());
+  const Sym call = b.rule("call", {cat({b.literal("\n"), one(*args), b.literal("</call>")})});
+  const Sym root = b.rule("root", {{b.until("text", "<call>", {call}, /*free_text=*/true)}});
+  auto g = std::make_shared<const Grammar>(std::move(b).build(root.arg));
+  EXPECT_TRUE(matches(g, ""));
+  EXPECT_TRUE(matches(g, "just text, <cal and <ca> too"));
+  EXPECT_TRUE(matches(g, "<call>\n{\"n\":1}</call>"));
+  EXPECT_TRUE(matches(g, "a <<call>\n{\"n\":1}</call> b <call>\n{\"n\":-2}</call>"));
+  EXPECT_FALSE(matches(g, "<call>\n{\"n\":\"x\"}</call>"));
+  EXPECT_FALSE(matches(g, "<call>\n{}</call>"));
+  EXPECT_FALSE(matches(g, "<call>\n{\"n\":1}"));  // a call must be closed
+}
+
 TEST(JsonSchemaGrammar, UnsupportedKeywordsAreNamed) {
   const std::vector<std::pair<const char*, const char*>> cases = {
       {R"({"type":"string","pattern":"^a"})", "'pattern'"},

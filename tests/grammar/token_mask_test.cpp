@@ -128,6 +128,17 @@ TEST(TokenMask, SmallVocabularyAgainstBruteForce) {
   check_walks(std::make_shared<const Grammar>(json_any_grammar(true)), vocab, 20, 50, 13);
 }
 
+TEST(TokenMask, FreeTextWithConstrainedCallsAgainstBruteForce) {
+  GrammarBuilder b;
+  JsonSchemaCompiler c(b);
+  auto args = c.value(ordered_json::parse(kSchemas[0]), "tools");
+  ASSERT_TRUE(args.ok());
+  const Sym call = b.rule("call", {cat({b.literal("\n"), one(*args), b.literal("</call>")})});
+  const Sym root = b.rule("root", {{b.until("text", "<call>", {call}, /*free_text=*/true)}});
+  check_walks(std::make_shared<const Grammar>(std::move(b).build(root.arg)), small_vocab(), 20, 40,
+              14);
+}
+
 TEST(TokenMask, EndTokenOnlyWhenComplete) {
   auto vocab = small_vocab();
   auto g = compile(R"({"const":"red"})");

@@ -60,7 +60,15 @@ TEST(OutputConstraintParse, ForcedToolCalls) {
   ASSERT_TRUE(r.ok());
   ASSERT_EQ(r->constraint.tools.size(), 1u);
   EXPECT_EQ(r->constraint.tools[0].name, "b");
+  // "auto" with a strict tool: the calls the model makes are constrained, its text is free.
   r = server::parse_openai_chat(chat({{"tools", kTools}, {"tool_choice", "auto"}}));
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->constraint.kind, Kind::kToolCall);
+  EXPECT_TRUE(r->constraint.optional);
+  EXPECT_EQ(r->constraint.tools.size(), 2u);
+  json loose = kTools;
+  loose[0]["function"]["strict"] = false;
+  r = server::parse_openai_chat(chat({{"tools", loose}}));
   ASSERT_TRUE(r.ok());
   EXPECT_EQ(r->constraint.kind, Kind::kNone);
   r = server::parse_openai_chat(chat({{"tools", kTools}, {"tool_choice", "none"}}));

@@ -60,7 +60,10 @@ struct OutputConstraint {
   Kind kind = Kind::kNone;
   nlohmann::ordered_json schema;  // kJsonSchema
   std::vector<Tool> tools;        // kToolCall
-  std::string where;              // the request field, for error messages
+  // kToolCall: the model may also answer in text ("auto" with strict tools); only what follows
+  // the family's call marker is constrained.
+  bool optional = false;
+  std::string where;  // the request field, for error messages
 };
 
 // A chat request after the dialect was parsed. `messages` is normalised to the OpenAI shape:
