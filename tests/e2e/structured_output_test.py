@@ -10,6 +10,7 @@ usage: structured_output_test.py ENGINE FIXTURES_DIR [GENERATIONS]
 import concurrent.futures
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -165,7 +166,7 @@ def serve(family, fixture):
 def stop(server, model):
     server.terminate()
     server.wait(timeout=30)
-    os.remove(model)
+    shutil.rmtree(os.path.dirname(model), ignore_errors=True)
 
 
 def main():
