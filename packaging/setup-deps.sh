@@ -20,6 +20,8 @@ BUILD_PKGS=(
 )
 TEST_PKGS=(
   prometheus xvfb xauth fonts-dejavu-core
+  # An independent JSON Schema validator for the structured-output test.
+  python3 python3-jsonschema
   # aarch64 (DGX Spark's Grace CPU): the NEON kernels are cross-compiled and their tests run
   # under user-mode emulation (test_kernels_aarch64); googletest's sources are built for it.
   g++-aarch64-linux-gnu qemu-user-static googletest

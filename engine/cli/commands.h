@@ -22,6 +22,7 @@ void add_chat_template_command(CLI::App& app, CliContext& ctx);
 void add_tokenize_command(CLI::App& app, CliContext& ctx);
 void add_bench_serve_command(CLI::App& app, CliContext& ctx);
 void add_probe_command(CLI::App& app, CliContext& ctx);
+void add_bench_grammar_command(CLI::App& app, CliContext& ctx);
 void add_eval_command(CLI::App& app, CliContext& ctx);
 void add_man_command(CLI::App& app, CliContext& ctx);
 

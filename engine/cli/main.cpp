@@ -31,6 +31,7 @@ int main(int argc, char** argv) {
   arc::cli::add_tokenize_command(app, ctx);
   arc::cli::add_bench_serve_command(app, ctx);
   arc::cli::add_probe_command(app, ctx);
+  arc::cli::add_bench_grammar_command(app, ctx);
   arc::cli::add_eval_command(app, ctx);
   arc::cli::add_man_command(app, ctx);
 

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <condition_variable>
+#include <map>
 #include <mutex>
 #include <optional>
 #include <thread>
@@ -19,6 +20,7 @@
 #include "arc/tp_serve.h"
 #include "arc/tp_session.h"
 #include "arc/vision_encoder.h"
+#include "grammar/token_mask.h"
 #include "sched/image_inputs.h"
 #include "sched/scheduler.h"
 
@@ -51,6 +53,11 @@ struct LoadedModel {
   std::string mmproj_path;
   ImageEmbeddingCache image_cache;
   int32_t image_pad_id = -1;  // <|image_pad|>
+  // Structured output (sched/output_constraint.h): the vocabulary as grammars see it (built on
+  // the first constrained request) and the compiled constraints, by constraint.
+  std::mutex grammar_mu;
+  std::shared_ptr<const grammar::TokenVocab> grammar_vocab;
+  std::map<std::string, std::shared_ptr<grammar::TokenMasker>> maskers;
 
   mutable std::mutex mu;  // guards scheduler (reset on unload)
   std::unique_ptr<Scheduler> scheduler;

@@ -7,6 +7,7 @@
 #include "arc/log.h"
 #include "arc/vision_image.h"
 #include "sched/engine_service_impl.h"
+#include "sched/output_constraint.h"
 #include "sched/stop_matcher.h"
 
 namespace arc {
@@ -150,6 +151,10 @@ Result<std::shared_ptr<PreparedRequest>> EngineService::prepare_chat(const ChatR
       r.tools.empty() && l->syntax != OutputSyntax::kGptOss ? OutputSyntax::kPlain : l->syntax;
   p->parser.starts_in_reasoning = prompt_opens_reasoning(prompt);
   p->top_logprobs = r.sampling.top_logprobs;
+  ConstraintOptions co;
+  co.syntax = l->syntax;
+  co.starts_in_reasoning = p->parser.starts_in_reasoning;
+  ARC_ASSIGN_OR_RETURN(p->seq.masker, constraint_masker(*l, r.constraint, co));
   return std::shared_ptr<PreparedRequest>(std::move(p));
 }
 
@@ -187,6 +192,7 @@ Result<std::shared_ptr<PreparedRequest>> EngineService::prepare_completion(
   p->parser.syntax = OutputSyntax::kPlain;
   p->parser.think_tags = false;
   p->top_logprobs = r.sampling.top_logprobs;
+  ARC_ASSIGN_OR_RETURN(p->seq.masker, constraint_masker(*l, r.constraint, ConstraintOptions{}));
   if (p->seq.prompt_logprobs) {
     // The first prompt token has no logprob (nothing precedes it); the rest arrive with the run.
     const int32_t first = p->seq.prompt[0];
@@ -316,7 +322,7 @@ Status EngineService::run(const std::shared_ptr<PreparedRequest>& request, const
         }
         last_token_at = now;
         // An end-of-turn token ("stop" from the scheduler) ends the answer and shows no text.
-        const bool end_token = o.finished && o.finish_reason == "stop";
+        const bool end_token = o.finished && o.finish_reason == "stop" && !o.keeps_text;
         if (!end_token) {
           if (p->top_logprobs >= 0) pending_logprobs.push_back(token_logprob_of(o));
           feed_text(detok.feed(o.token));

@@ -54,8 +54,12 @@ struct Scheduler::Sequence {
   bool admitted_once = false;
   bool done = false;
   Sampler sampler;
+  std::unique_ptr<grammar::Matcher> matcher;  // with req.masker
+  grammar::TokenMask mask;                    // the next token's, filled by fill_masks
 
-  explicit Sequence(SequenceRequest r) : req(std::move(r)), sampler(req.sampling) {}
+  explicit Sequence(SequenceRequest r) : req(std::move(r)), sampler(req.sampling) {
+    if (req.masker) matcher = std::make_unique<grammar::Matcher>(req.masker->grammar());
+  }
 };
 
 Scheduler::Scheduler(ForwardExecutor& exec, KvCache& kv, int64_t n_vocab, SchedulerOptions options)
@@ -140,9 +144,19 @@ void Scheduler::preempt(Sequence& s) {
   stats_.preemptions++;
 }
 
+void Scheduler::fill_masks(const std::vector<RowRef>& rows) {
+  for (const RowRef& r : rows) {
+    Sequence& s = *r.s;
+    if (s.matcher && r.position + 1 == static_cast<int64_t>(s.tokens.size())) {
+      s.req.masker->fill(*s.matcher, s.mask);
+    }
+  }
+}
+
 Status Scheduler::run_step(const ForwardBatch& batch, const std::vector<RowRef>& rows,
                            StepCandidates& out) {
   if (opt_.forward) {
+    fill_masks(rows);
     // Tensor parallelism: every rank returns whole rows.
     auto logits = opt_.forward(batch);
     if (!logits.ok()) return logits.status();
@@ -172,8 +186,10 @@ Status Scheduler::run_step(const ForwardBatch& batch, const std::vector<RowRef>&
     const Sequence& s = *rows[r].s;
     kernels::CandidateRow& row = sampling.rows[r];
     const bool prompt_row = rows[r].position + 1 < static_cast<int64_t>(s.tokens.size());
-    if (prompt_row || !s.sampler.candidate_row(s.tokens, s.n_prompt, n_vocab_, s.req.top_logprobs,
-                                               row, sampling.pen_tokens, sampling.pen_counts)) {
+    // A constrained row is masked before sampling: it comes back whole.
+    if (prompt_row || s.matcher ||
+        !s.sampler.candidate_row(s.tokens, s.n_prompt, n_vocab_, s.req.top_logprobs, row,
+                                 sampling.pen_tokens, sampling.pen_counts)) {
       row = kernels::CandidateRow{};
       row.k = 0;
     } else if (!on_device && (row.k > 1 || row.flags != 0)) {
@@ -186,6 +202,7 @@ Status Scheduler::run_step(const ForwardBatch& batch, const std::vector<RowRef>&
     }
   }
   const Status submitted = exec_.submit(batch, sampling);
+  fill_masks(rows);                       // while the forward runs
   const Status waited = exec_.wait(out);  // also after a failed submit: the backend is idle
   return submitted.ok() ? waited : submitted;
 }
@@ -452,7 +469,21 @@ bool Scheduler::step() {
       }
       row = fetched;
     }
-    o.token = picked ? *picked : s.sampler.sample(row, s.tokens, s.n_prompt);
+    if (s.matcher) {
+      // Structured output: tokens that cannot continue the document are out of the draw.
+      const bool any = std::any_of(s.mask.begin(), s.mask.end(), [](uint64_t w) { return w != 0; });
+      if (!any) {
+        finish(s, "error",
+               invalid_argument("no token of the vocabulary can continue the structured output "
+                                "here; simplify the schema"));
+        continue;
+      }
+      masked_.assign(row.begin(), row.end());
+      grammar::apply_mask(s.mask, s.req.masker->vocab().n_vocab(), masked_);
+      o.token = s.sampler.sample(masked_, s.tokens, s.n_prompt);
+    } else {
+      o.token = picked ? *picked : s.sampler.sample(row, s.tokens, s.n_prompt);
+    }
     if (s.req.top_logprobs >= 0) {
       // Candidates carry logprobs only for rows without penalties (Sampler::candidate_row).
       if (!row.empty()) {
@@ -475,9 +506,23 @@ bool Scheduler::step() {
     const bool is_stop = !s.req.sampling.ignore_eos &&
                          std::find(s.req.stop_tokens.begin(), s.req.stop_tokens.end(), o.token) !=
                              s.req.stop_tokens.end();
+    bool document_done = false;
+    const bool stop_token = std::find(s.req.stop_tokens.begin(), s.req.stop_tokens.end(),
+                                      o.token) != s.req.stop_tokens.end();
+    if (s.matcher && !stop_token) {
+      if (!s.matcher->advance(s.req.masker->vocab().bytes(o.token))) {
+        finish(s, "error", internal_error("a masked token does not continue the document"));
+        continue;
+      }
+      document_done = !s.matcher->can_continue();  // nothing may follow: end without EOS
+    }
     if (is_stop) {
       o.finished = true;
       o.finish_reason = "stop";
+    } else if (document_done) {
+      o.finished = true;
+      o.finish_reason = "stop";
+      o.keeps_text = true;
     } else if (s.generated >= s.req.max_new_tokens ||
                static_cast<int64_t>(s.tokens.size()) >= opt_.ctx_size) {
       o.finished = true;

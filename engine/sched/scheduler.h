@@ -19,6 +19,7 @@
 #include "arc/forward.h"
 #include "arc/kv_cache.h"
 #include "arc/service.h"
+#include "grammar/token_mask.h"
 #include "sched/sampler.h"
 
 namespace arc {
@@ -38,6 +39,8 @@ struct SequenceRequest {
   std::vector<int32_t> prompt;
   SamplingParams sampling;
   std::vector<int32_t> stop_tokens;  // end-of-generation ids (EOS, <|im_end|>, ...)
+  // Structured output: every sampled token must continue the grammar's document (null: free).
+  std::shared_ptr<grammar::TokenMasker> masker;
   int64_t max_new_tokens = 256;
   bool prompt_logprobs = false;  // report the logprob of every prompt token (echo)
   int top_logprobs = -1;         // -1: none
@@ -62,6 +65,9 @@ struct TokenOutput {
   bool is_prompt = false;
   bool finished = false;
   std::string finish_reason;  // with finished: stop | length | cancelled | error
+  // finished with "stop" because the grammar's document is complete: the token is text (an
+  // end-of-generation token ends with "stop" too, and shows nothing).
+  bool keeps_text = false;
   Status error;
 };
 
@@ -129,6 +135,8 @@ class Scheduler {
     int64_t position;  // position of the token whose logits this row holds
   };
   void loop();
+  // The token masks of the constrained sequences among `rows` (computed while a step runs).
+  void fill_masks(const std::vector<RowRef>& rows);
   // Runs one step; `out`: per logit row its sampling candidates or its whole row.
   Status run_step(const ForwardBatch& batch, const std::vector<RowRef>& rows, StepCandidates& out);
   bool step();  // false when idle
@@ -149,6 +157,7 @@ class Scheduler {
   // Owned by the loop thread.
   std::deque<std::unique_ptr<Sequence>> waiting_;
   std::vector<std::unique_ptr<Sequence>> running_;
+  std::vector<float> masked_;  // [n_vocab] a constrained row
   uint64_t next_order_ = 0;
   std::thread thread_;
 };

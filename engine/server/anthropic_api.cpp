@@ -3,6 +3,7 @@
 #include <memory>
 
 #include "api_common.h"
+#include "api_constraint.h"
 #include "api_images.h"
 
 namespace arc::server {
@@ -275,6 +276,9 @@ Result<ChatRequest> parse_anthropic_messages(const json& body, bool for_counting
     }
   }
   ARC_RETURN_IF_ERROR(get_bool(body, "stream"));
+  if (!req.tools.empty()) {
+    ARC_ASSIGN_OR_RETURN(req.constraint, parse_anthropic_constraint(body));
+  }
   return req;
 }
 
@@ -297,6 +301,7 @@ void handle_messages(InferenceService& service, const httplib::Request& req,
   if (!body.ok()) return send_anthropic_error(res, body.status());
   auto parsed = parse_anthropic_messages(*body, /*for_counting=*/false);
   if (!parsed.ok()) return send_anthropic_error(res, parsed.status());
+  with_schema_order(req.body, /*anthropic=*/true, /*chat=*/true, parsed->constraint);
   auto stream = get_bool(*body, "stream");
   if (!stream.ok()) return send_anthropic_error(res, stream.status());
   if (Status s = check_images(service, *parsed, /*strict_media_type=*/true); !s.ok())

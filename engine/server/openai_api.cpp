@@ -4,6 +4,7 @@
 #include <mutex>
 
 #include "api_common.h"
+#include "api_constraint.h"
 #include "api_images.h"
 
 namespace arc::server {
@@ -286,15 +287,9 @@ Result<ChatRequest> parse_openai_chat(const json& body) {
   if (stream_options != nullptr) {
     ARC_RETURN_IF_ERROR(get_bool(*stream_options, "include_usage", "stream_options"));
   }
-  if (body.contains("response_format") && !body["response_format"].is_null()) {
-    const json& rf = body["response_format"];
-    std::string type = rf.is_object() && rf.contains("type") && rf["type"].is_string()
-                           ? rf["type"].get<std::string>()
-                           : "";
-    if (type != "text" && type != "json_object" && type != "json_schema") {
-      return invalid_argument("'response_format.type' must be text, json_object or json_schema");
-    }
-    if (type != "text") req.response_format = rf;
+  ARC_ASSIGN_OR_RETURN(req.constraint, parse_openai_constraint(body, /*chat=*/true));
+  if (req.tools.empty() && req.constraint.kind == OutputConstraint::Kind::kToolCall) {
+    req.constraint = {};  // tool_choice "none" wins
   }
   ARC_ASSIGN_OR_RETURN(const json* kwargs, get_object(body, "chat_template_kwargs"));
   if (kwargs != nullptr) {
@@ -333,6 +328,7 @@ Result<CompletionRequest> parse_openai_completion(const json& body) {
   ARC_ASSIGN_OR_RETURN(auto echo, get_bool(body, "echo"));
   if (echo) req.echo = *echo;
   ARC_RETURN_IF_ERROR(parse_sampling(body, req.sampling, /*chat=*/false));
+  ARC_ASSIGN_OR_RETURN(req.constraint, parse_openai_constraint(body, /*chat=*/false));
   return req;
 }
 
@@ -360,6 +356,7 @@ void handle_chat_completions(InferenceService& service, const httplib::Request& 
   if (!body.ok()) return send_openai_error(res, body.status());
   auto parsed = parse_openai_chat(*body);
   if (!parsed.ok()) return send_openai_error(res, parsed.status());
+  with_schema_order(req.body, /*anthropic=*/false, /*chat=*/true, parsed->constraint);
   auto stream = get_bool(*body, "stream");
   if (!stream.ok()) return send_openai_error(res, stream.status());
   bool include_usage = false;
@@ -393,11 +390,15 @@ void handle_chat_completions(InferenceService& service, const httplib::Request& 
       message["tool_calls"] = calls;
       if (c.content.empty()) message["content"] = nullptr;
     }
+    // As the streamed form says it: a turn that ended in calls ended for them.
+    const std::string reason = !c.tool_calls.empty() && c.finish.finish_reason == "stop"
+                                   ? std::string("tool_calls")
+                                   : c.finish.finish_reason;
     json choice = {{"index", 0},
                    {"message", message},
                    {"logprobs",
                     parsed->sampling.top_logprobs >= 0 ? logprobs_json(c.logprobs) : json(nullptr)},
-                   {"finish_reason", c.finish.finish_reason}};
+                   {"finish_reason", reason}};
     json out = {{"id", id},
                 {"object", "chat.completion"},
                 {"created", created},
@@ -491,6 +492,8 @@ void handle_completions(InferenceService& service, const httplib::Request& req,
   auto body = parse_body(req.body);
   if (!body.ok()) return send_openai_error(res, body.status());
   auto parsed = parse_openai_completion(*body);
+  if (parsed.ok())
+    with_schema_order(req.body, /*anthropic=*/false, /*chat=*/false, parsed->constraint);
   if (!parsed.ok()) return send_openai_error(res, parsed.status());
   auto stream = get_bool(*body, "stream");
   if (!stream.ok()) return send_openai_error(res, stream.status());

@@ -42,13 +42,37 @@ struct ImageInput {
   std::vector<uint8_t> bytes;  // the encoded file
 };
 
+// Structured output: what the generated text must be. The engine compiles it to a grammar
+// (engine/grammar) and masks every sampled token with it; a schema it cannot enforce is refused
+// (kInvalidArgument naming the keyword), never ignored.
+struct OutputConstraint {
+  enum class Kind : int {
+    kNone = 0,
+    kJsonObject = 1,  // any JSON object (response_format json_object)
+    kJsonSchema = 2,  // a document valid against `schema`
+    kToolCall = 3,    // one call of one of `tools`, in the model family's tool-call syntax
+  };
+  struct Tool {
+    std::string name;
+    nlohmann::ordered_json parameters;  // JSON Schema of the arguments; null: any object
+    bool strict = false;  // false: a schema that cannot be enforced falls back to any object
+  };
+  Kind kind = Kind::kNone;
+  nlohmann::ordered_json schema;  // kJsonSchema
+  std::vector<Tool> tools;        // kToolCall
+  // kToolCall: the model may also answer in text ("auto" with strict tools); only what follows
+  // the family's call marker is constrained.
+  bool optional = false;
+  std::string where;  // the request field, for error messages
+};
+
 // A chat request after the dialect was parsed. `messages` is normalised to the OpenAI shape:
 // [{role, content (string or [{type:text|image_url, ...}]), tool_calls?, tool_call_id?, name?}].
 struct ChatRequest {
   nlohmann::json messages = nlohmann::json::array();
   nlohmann::json tools = nlohmann::json::array();  // OpenAI "tools" entries
   std::optional<bool> enable_thinking;
-  std::optional<nlohmann::json> response_format;
+  OutputConstraint constraint;  // response_format, or a forced (tool_choice) call
   SamplingParams sampling;
   std::string client;  // "openai" or "anthropic": for logs and metrics only
   // Images in the order their parts appear in `messages`. The server moves each data URI out of
@@ -62,6 +86,7 @@ struct CompletionRequest {
   std::optional<std::vector<int32_t>> prompt_tokens;  // instead of text
   bool echo = false;  // return the prompt (and its logprobs) before the completion
   SamplingParams sampling;
+  OutputConstraint constraint;  // response_format (an extension of the legacy API)
 };
 
 struct Usage {
