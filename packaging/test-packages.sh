@@ -99,7 +99,7 @@ args=$(env -i PATH="$work/fakebin:/usr/bin:/bin" ARC_ENGINE="$work/fakebin/engin
   bash -c "set -a; . '$root/etc/arclight/engine.conf'; ARC_MODEL=m.gguf; ARC_API_KEY_FILE=/k; \
            exec '$root/usr/lib/arclight/engine-service'")
 for want in "serve" "--host 127.0.0.1" "--port 8080" "--backend cuda" "--model-dir /var/lib/arclight/models" \
-  "--model m.gguf" "--api-key-file /k"; do
+  "--model /var/lib/arclight/models/m.gguf" "--api-key-file /k"; do
   grep -q -- "$want" <<<"$args" || fail "service command line lacks '$want': $args"
 done
 args=$(env -i PATH="$work/fakebin:/usr/bin:/bin" ARC_ENGINE="$work/fakebin/engine" \
