@@ -13,6 +13,7 @@
 #include <QTranslator>
 
 #include "MainWindow.h"
+#include "WheelGuard.h"
 
 namespace arc::app {
 
@@ -156,6 +157,7 @@ int runApplication(QApplication& app) {
   }
   installLanguage(settings.language());
   applyTheme(settings.theme());
+  app.installEventFilter(new WheelGuard(&app));
   MainWindow window;
   if (!shotDir.isEmpty()) window.resize(1280, 800);
   window.show();

@@ -106,7 +106,7 @@ void SettingsDialog::updateEnabled() {
   const bool local = m_local->isChecked();
   for (QWidget* w : {static_cast<QWidget*>(m_startLocal), static_cast<QWidget*>(m_port),
                      static_cast<QWidget*>(m_hostfile), static_cast<QWidget*>(m_ranks),
-                     static_cast<QWidget*>(m_backend)})
+                     static_cast<QWidget*>(m_backend), static_cast<QWidget*>(m_modelDirs)})
     w->setEnabled(local);
   m_url->setEnabled(!local);
 }
