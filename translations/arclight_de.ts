@@ -1543,6 +1543,50 @@ spark-b slots=1</translation>
   <context>
     <name>arc::app::ModelsPage</name>
     <message>
+      <source>Measure quality…</source>
+      <translation>Qualität messen…</translation>
+    </message>
+    <message>
+      <source>KL divergence, top-1 agreement and perplexity of this file against a reference file of the same model, on the built-in text</source>
+      <translation>KL-Divergenz, Top-1-Übereinstimmung und Perplexität dieser Datei gegenüber einer Referenzdatei desselben Modells, auf dem eingebauten Text</translation>
+    </message>
+    <message>
+      <source>Stop</source>
+      <translation>Anhalten</translation>
+    </message>
+    <message>
+      <source>Published quality</source>
+      <translation>Veröffentlichte Qualität</translation>
+    </message>
+    <message>
+      <source>Measured quality</source>
+      <translation>Gemessene Qualität</translation>
+    </message>
+    <message>
+      <source>Measured: %1</source>
+      <translation>Gemessen: %1</translation>
+    </message>
+    <message>
+      <source>Measured, but not saved (%1): %2</source>
+      <translation>Gemessen, aber nicht gespeichert (%1): %2</translation>
+    </message>
+    <message>
+      <source>Reference build of %1 (e.g. BF16 or Q8_0)</source>
+      <translation>Referenz-Build von %1 (z. B. BF16 oder Q8_0)</translation>
+    </message>
+    <message>
+      <source>GGUF models (*.gguf)</source>
+      <translation>GGUF-Modelle (*.gguf)</translation>
+    </message>
+    <message>
+      <source>Choose another build as the reference, not the file itself.</source>
+      <translation>Wählen Sie einen anderen Build als Referenz, nicht die Datei selbst.</translation>
+    </message>
+    <message>
+      <source>Measuring %1 against %2…</source>
+      <translation>Messe %1 gegen %2…</translation>
+    </message>
+    <message>
       <source> GiB</source>
       <translation> GiB</translation>
     </message>
@@ -2082,6 +2126,48 @@ spark-b slots=1</translation>
     <message>
       <source>Save a PNG of every page into &lt;folder&gt;, then quit.</source>
       <translation>Jede Seite als PNG in &lt;folder&gt; speichern, dann beenden.</translation>
+    </message>
+  </context>
+  <context>
+    <name>QualityRecord</name>
+    <message>
+      <source>KL %1 (95%: %2-%3, p99 %4) against %5</source>
+      <translation>KL %1 (95 %: %2–%3, p99 %4) gegen %5</translation>
+    </message>
+    <message>
+      <source>top-1 %1%</source>
+      <translation>Top-1 %1 %</translation>
+    </message>
+    <message>
+      <source>perplexity %1 (reference %2)</source>
+      <translation>Perplexität %1 (Referenz %2)</translation>
+    </message>
+    <message>
+      <source>perplexity %1</source>
+      <translation>Perplexität %1</translation>
+    </message>
+    <message>
+      <source>%1 tokens of %2, %3</source>
+      <translation>%1 Tokens aus %2, %3</translation>
+    </message>
+    <message>
+      <source>the built-in text</source>
+      <translation>dem eingebauten Text</translation>
+    </message>
+    <message>
+      <source>stopped early</source>
+      <translation>vorzeitig angehalten</translation>
+    </message>
+  </context>
+  <context>
+    <name>arc::app::QualityRunner</name>
+    <message>
+      <source>arclight-engine was not found next to the app, so it cannot measure</source>
+      <translation>arclight-engine wurde nicht neben der App gefunden, daher kann nicht gemessen werden</translation>
+    </message>
+    <message>
+      <source>the measurement failed (exit code %1): %2</source>
+      <translation>die Messung ist fehlgeschlagen (Exit-Code %1): %2</translation>
     </message>
   </context>
 </TS>

@@ -119,6 +119,20 @@ CatalogEntry CatalogEntry::fromCatalogJson(const QJsonObject& o) {
   for (const QJsonValue& bv : builds.toArray())
     appendSpeeds(e.speeds, bv.toObject().value(QLatin1String("speeds")),
                  pick(bv.toObject(), {"name", "quant"}).toString());
+  for (const QJsonValue& bv : builds.toArray()) {
+    const QJsonObject b = bv.toObject();
+    for (const QJsonValue& qv : b.value(QLatin1String("quality")).toArray()) {
+      const QJsonObject q = qv.toObject();
+      PublishedQuality pq;
+      pq.build = pick(b, {"name", "quant"}).toString();
+      pq.what = q.value(QLatin1String("what")).toString();
+      pq.against = q.value(QLatin1String("against")).toString();
+      pq.kl = q.value(QLatin1String("kl")).toDouble(-1);
+      pq.top1Percent = q.value(QLatin1String("top1_percent")).toDouble(-1);
+      pq.source = sourceOf(q.value(QLatin1String("source")));
+      e.quality.append(pq);
+    }
+  }
   // The catalog's "arch" object: a one-line summary of what the fit calculator uses.
   const QJsonObject a = o.value(QLatin1String("arch")).toObject();
   if (!a.isEmpty() && e.architecture == e.family) {

@@ -7,6 +7,8 @@
 #include <QList>
 #include <QString>
 
+#include "QualityStore.h"
+
 #include <memory>
 
 namespace arc::app {
@@ -37,6 +39,7 @@ struct CatalogEntry {
   QString license;
   QList<CatalogBuild> builds;
   QList<PublishedSpeed> speeds;
+  QList<PublishedQuality> quality;           // published checks against full precision, per build
   QJsonObject raw;                           // the entry as read, for the fit library
   std::shared_ptr<const FitModel> fitModel;  // set by FitController::attachFitModels
 

@@ -1,10 +1,16 @@
 #include "ModelsPage.h"
 
+#include <QFileInfo>
+
+#include <QFileDialog>
+
 #include <QCheckBox>
 #include <QComboBox>
 #include <QDir>
 #include <QDoubleSpinBox>
 #include <QFile>
+#include <QFileDialog>
+#include <QFileInfo>
 #include <QFormLayout>
 #include <QGroupBox>
 #include <QHeaderView>
@@ -23,6 +29,7 @@
 #include <QVBoxLayout>
 
 #include "BoxTableModel.h"
+#include "EngineProcess.h"
 #include "EngineSession.h"
 #include "FitView.h"
 #include "ModelFilterProxy.h"
@@ -255,6 +262,40 @@ QWidget* ModelsPage::buildDetailPane() {
   m_loadMessage->setWordWrap(true);
   v->addWidget(m_loadMessage);
 
+  // Quality: this file against a reference build of the same model (arclight-engine eval).
+  auto* measureRow = new QHBoxLayout;
+  m_measure = new QPushButton(tr("Measure quality…"), pane);
+  m_measure->setToolTip(
+      tr("KL divergence, top-1 agreement and perplexity of this file against "
+         "a reference file of the same model, on the built-in text"));
+  m_measureCancel = new QPushButton(tr("Stop"), pane);
+  m_measureCancel->setVisible(false);
+  measureRow->addWidget(m_measure);
+  measureRow->addWidget(m_measureCancel);
+  measureRow->addStretch(1);
+  v->addLayout(measureRow);
+  m_measureMessage = new QLabel(pane);
+  m_measureMessage->setWordWrap(true);
+  v->addWidget(m_measureMessage);
+  m_qualityRunner = new QualityRunner(this);
+  connect(m_measure, &QPushButton::clicked, this, &ModelsPage::measureQuality);
+  connect(m_measureCancel, &QPushButton::clicked, m_qualityRunner, &QualityRunner::cancel);
+  connect(m_qualityRunner, &QualityRunner::progress, m_measureMessage, &QLabel::setText);
+  connect(m_qualityRunner, &QualityRunner::failed, this, [this](const QString& m) {
+    m_measureMessage->setText(m);
+    m_measureCancel->setVisible(false);
+    updateLoadControls();
+  });
+  connect(m_qualityRunner, &QualityRunner::finished, this, [this](const QualityRecord& r) {
+    QString error;
+    m_measureMessage->setText(m_quality.add(r, &error)
+                                  ? tr("Measured: %1").arg(r.summary())
+                                  : tr("Measured, but not saved (%1): %2").arg(error, r.summary()));
+    m_measureCancel->setVisible(false);
+    showDetails(m_fit.entry());
+    updateLoadControls();
+  });
+
   for (QSpinBox* s : {m_boxes, m_context, m_concurrency})
     connect(s, &QSpinBox::valueChanged, this, &ModelsPage::onInputsEdited);
   for (QDoubleSpinBox* s : {m_reserve, m_usable})
@@ -380,6 +421,23 @@ void ModelsPage::showDetails(const CatalogEntry& e) {
   row(tr("License"), e.license.isEmpty() && !e.isLocal() ? tr("not recorded") : e.license);
   if (e.isLocal()) row(tr("File"), QDir::toNativeSeparators(e.path));
   html += QStringLiteral("</table>");
+  if (!e.quality.isEmpty()) {
+    html += QStringLiteral("<p><b>%1</b></p><ul>").arg(tr("Published quality"));
+    for (const PublishedQuality& q : e.quality)
+      html += QStringLiteral("<li>%1: %2 <i>(%3)</i></li>")
+                  .arg(q.build.toHtmlEscaped(), q.what.toHtmlEscaped(),
+                       q.source.isEmpty() ? tr("source not recorded") : q.source.toHtmlEscaped());
+    html += QStringLiteral("</ul>");
+  }
+  if (e.isLocal()) {
+    const QList<QualityRecord> measured = m_quality.forModel(e.path);
+    if (!measured.isEmpty()) {
+      html += QStringLiteral("<p><b>%1</b></p><ul>").arg(tr("Measured quality"));
+      for (const QualityRecord& r : measured)
+        html += QStringLiteral("<li>%1</li>").arg(r.summary().toHtmlEscaped());
+      html += QStringLiteral("</ul>");
+    }
+  }
   if (!e.speeds.isEmpty()) {
     html += QStringLiteral("<p><b>%1</b></p><ul>").arg(tr("Published speeds"));
     for (const PublishedSpeed& s : e.speeds)
@@ -481,6 +539,8 @@ void ModelsPage::updateLoadControls() {
                                          "folder and load it from Local files.")
                                     : QString());
   m_unload->setEnabled(connected && !loading && !m_session->loadedModel().isEmpty());
+  // eval runs its own engine process: no connection needed, only a file.
+  m_measure->setEnabled(e.isLocal() && !m_qualityRunner->isRunning());
   m_progress->setVisible(loading);
   if (loading) {
     const LoadProgressTracker& t = m_session->loadTracker();
@@ -491,6 +551,26 @@ void ModelsPage::updateLoadControls() {
   m_local->setLoaded(m_session->loadedPath());
   if (!connected && m_localMessage->text().isEmpty())
     m_localMessage->setText(tr("No engine connected: local files are listed by the engine."));
+}
+
+void ModelsPage::measureQuality() {
+  const CatalogEntry& e = m_fit.entry();
+  if (!e.isLocal()) return;
+  const QString reference = QFileDialog::getOpenFileName(
+      this, tr("Reference build of %1 (e.g. BF16 or Q8_0)").arg(e.name),
+      QFileInfo(e.path).absolutePath(), tr("GGUF models (*.gguf)"));
+  if (reference.isEmpty()) return;
+  if (QFileInfo(reference).absoluteFilePath() == QFileInfo(e.path).absoluteFilePath()) {
+    m_measureMessage->setText(tr("Choose another build as the reference, not the file itself."));
+    return;
+  }
+  m_measureMessage->setText(
+      tr("Measuring %1 against %2…")
+          .arg(QFileInfo(e.path).fileName(), QFileInfo(reference).fileName()));
+  if (m_qualityRunner->start(EngineProcess::findEngineBinary(), e.path, reference)) {
+    m_measureCancel->setVisible(true);
+    m_measure->setEnabled(false);
+  }
 }
 
 }  // namespace arc::app

@@ -5,6 +5,8 @@
 #include <QWidget>
 
 #include "FitController.h"
+#include "QualityRunner.h"
+#include "QualityStore.h"
 
 class QCheckBox;
 class QComboBox;
@@ -53,6 +55,7 @@ class ModelsPage : public QWidget {
   void showDetails(const CatalogEntry& e);
   void onLocalModels(const QJsonArray& models);
   void makeDemoModel();
+  void measureQuality();  // asks for a reference file, runs eval, keeps the result
 
   EngineSession* m_session;
   FitController m_fit;
@@ -91,6 +94,11 @@ class ModelsPage : public QWidget {
   QPushButton* m_unload = nullptr;
   QProgressBar* m_progress = nullptr;
   QLabel* m_loadMessage = nullptr;
+  QPushButton* m_measure = nullptr;
+  QPushButton* m_measureCancel = nullptr;
+  QLabel* m_measureMessage = nullptr;
+  QualityStore m_quality{QualityStore::defaultFileName()};
+  QualityRunner* m_qualityRunner = nullptr;
 };
 
 }  // namespace arc::app

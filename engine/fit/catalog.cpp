@@ -138,6 +138,20 @@ Result<Speed> parse_speed(const json& j, const std::string& where) {
   return s;
 }
 
+Result<Quality> parse_quality(const json& j, const std::string& where) {
+  Fields f(j, where);
+  ARC_RETURN_IF_ERROR(f.object_check({"what", "against", "kl", "top1_percent", "source"}));
+  Quality q;
+  ARC_RETURN_IF_ERROR(f.str("what", true, &q.what));
+  ARC_RETURN_IF_ERROR(f.str("against", false, &q.against));
+  if (f.find("kl") != nullptr) ARC_RETURN_IF_ERROR(f.num("kl", true, 0, false, 100, &q.kl));
+  if (f.find("top1_percent") != nullptr) {
+    ARC_RETURN_IF_ERROR(f.num("top1_percent", true, 0, false, 100, &q.top1_percent));
+  }
+  ARC_RETURN_IF_ERROR(f.str("source", true, &q.source));
+  return q;
+}
+
 Result<fit::Architecture> parse_arch(const json& j, const std::string& where) {
   Fields f(j, where);
   ARC_RETURN_IF_ERROR(f.object_check(
@@ -199,9 +213,9 @@ Result<fit::Architecture> parse_arch(const json& j, const std::string& where) {
 
 Result<Build> parse_build(const json& j, const std::string& where, const Model& m) {
   Fields f(j, where);
-  ARC_RETURN_IF_ERROR(f.object_check({"name", "format", "bits_per_weight", "params_16bit_b",
-                                      "active_params_16bit_b", "weights", "ngram_table",
-                                      "weights_include_ngram", "speeds", "sources", "notes"}));
+  ARC_RETURN_IF_ERROR(f.object_check(
+      {"name", "format", "bits_per_weight", "params_16bit_b", "active_params_16bit_b", "weights",
+       "ngram_table", "weights_include_ngram", "speeds", "quality", "sources", "notes"}));
   Build b;
   ARC_RETURN_IF_ERROR(f.str("name", true, &b.name));
   ARC_RETURN_IF_ERROR(f.str("format", true, &b.format));
@@ -230,6 +244,14 @@ Result<Build> parse_build(const json& j, const std::string& where, const Model& 
     for (size_t i = 0; i < s->size(); ++i) {
       ARC_ASSIGN_OR_RETURN(Speed sp, parse_speed((*s)[i], fmt::format("{}.speeds[{}]", where, i)));
       b.speeds.push_back(std::move(sp));
+    }
+  }
+  if (const json* q = f.find("quality")) {
+    if (!q->is_array()) return f.bad("quality", "must be an array");
+    for (size_t i = 0; i < q->size(); ++i) {
+      ARC_ASSIGN_OR_RETURN(Quality qa,
+                           parse_quality((*q)[i], fmt::format("{}.quality[{}]", where, i)));
+      b.quality.push_back(std::move(qa));
     }
   }
   ARC_RETURN_IF_ERROR(f.strings("sources", true, &b.sources));

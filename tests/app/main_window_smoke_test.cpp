@@ -70,6 +70,7 @@ TEST(MainWindowSmoke, GermanTranslationIsCompleteForEveryContext) {
   EXPECT_EQ(BenchResultModel::tr("Scenario"), QStringLiteral("Szenario"));
   EXPECT_EQ(BenchRunner::tr("cancelled"), QStringLiteral("abgebrochen"));
   EXPECT_EQ(SettingsDialog::tr("Compute:"), QStringLiteral("Rechnen auf:"));
+  EXPECT_EQ(ModelsPage::tr("Measure quality…"), QStringLiteral("Qualität messen…"));
   EXPECT_EQ(EngineSession::tr("CUDA (device %1)"), QStringLiteral("CUDA (Gerät %1)"));
   {
     MainWindow w;

@@ -79,6 +79,19 @@ TEST(FitCatalog, BadFilesNameEntryAndField) {
   expect_error(replace(kMinimal, R"("bits_per_weight": 4, )", ""), "bits_per_weight");
   expect_error(replace(kMinimal, R"("sources": ["hand-made"]}]}]})", R"("sources": []}]}]})"),
                "builds[0].sources");
+  // Published quality: parsed, and a KL that cannot be is named.
+  const std::string with_quality = replace(
+      kMinimal, R"("active_params_16bit_b": 1, )",
+      R"("active_params_16bit_b": 1, "quality": [{"what": "KL 0.08 vs BF16", "against": "BF16",)"
+      R"( "kl": 0.08, "top1_percent": 91.5, "source": "x.txt"}], )");
+  auto q = parse_catalog(with_quality, "test.json");
+  ASSERT_TRUE(q.ok()) << q.status().to_string();
+  ASSERT_EQ(q->models[0].builds[0].quality.size(), 1u);
+  EXPECT_DOUBLE_EQ(q->models[0].builds[0].quality[0].kl, 0.08);
+  EXPECT_DOUBLE_EQ(q->models[0].builds[0].quality[0].top1_percent, 91.5);
+  expect_error(replace(with_quality, R"("kl": 0.08)", R"("kl": -1)"), "builds[0].quality[0].kl");
+  expect_error(replace(with_quality, R"("top1_percent": 91.5)", R"("top1_percent": 191.5)"),
+               "quality[0].top1_percent");
   std::string two = kMinimal;
   const auto start = two.find("{\"id\"");
   const auto end = two.rfind("]}");
@@ -111,6 +124,9 @@ TEST(FitCatalog, BuiltInCatalogLoadsAndCitesSources) {
       }
       for (const Speed& sp : b.speeds) {
         EXPECT_NE(sp.source.find(".txt"), std::string::npos) << m.id << "/" << b.name;
+      }
+      for (const Quality& q : b.quality) {
+        EXPECT_NE(q.source.find(".txt"), std::string::npos) << m.id << "/" << b.name;
       }
     }
   }

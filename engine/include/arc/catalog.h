@@ -31,6 +31,15 @@ struct Speed {
   std::string source;
 };
 
+// A published check of how close a build stays to full precision (the seeds' quality table).
+struct Quality {
+  std::string what;          // the check as published: "KL 0.082 against BF16, 91.15% top-1"
+  std::string against;       // the reference: "BF16", "Z.ai's FP8" ("" when none is named)
+  double kl = -1;            // mean KL divergence from the reference; -1 when not published
+  double top1_percent = -1;  // top-1 agreement with the reference, percent; -1 when not published
+  std::string source;        // where it is published (a seed file and its words)
+};
+
 struct Build {
   std::string name;    // "exl3-4bpw", "nvfp4", ...
   std::string format;  // "EXL3", "NVFP4", "GGUF Q4_K_M", "FP8", ...
@@ -43,6 +52,7 @@ struct Build {
   std::optional<Figure> ngram_table;   // published n-gram / Engram table size
   bool weights_include_ngram = false;  // `weights` counts the n-gram tables (split unpublished)
   std::vector<Speed> speeds;
+  std::vector<Quality> quality;
   std::vector<std::string> sources;
   std::string notes;
 };
