@@ -13,8 +13,10 @@
 #include "EngineProcess.h"
 #include "ImageAttachment.h"
 #include "LoadProgressTracker.h"
+#include "fake_engine_script.h"
 
 using namespace arc::app;
+using arc::app::testing::writeScript;
 
 TEST(LoadProgressTracker, SumsRanksAndEstimatesTimeLeft) {
   LoadProgressTracker t;
@@ -72,19 +74,6 @@ TEST(EngineProcess, CommandLineUsesMpirunWithHostfile) {
                          QStringLiteral("--hostfile"), QStringLiteral("/etc/hosts.mpi")}));
   EXPECT_EQ(cmd.at(5), QStringLiteral("/opt/arclight-engine"));
 }
-
-namespace {
-// Writes an executable shell script standing in for the engine.
-QString writeScript(const QTemporaryDir& dir, const QByteArray& body) {
-  const QString path = dir.filePath(QStringLiteral("fake-engine"));
-  QFile f(path);
-  EXPECT_TRUE(f.open(QIODevice::WriteOnly));
-  f.write("#!/bin/sh\n" + body);
-  f.close();
-  f.setPermissions(f.permissions() | QFileDevice::ExeOwner);
-  return path;
-}
-}  // namespace
 
 TEST(EngineProcess, FailingEngineReportsItsLastLogLine) {
   QTemporaryDir dir;

@@ -12,8 +12,10 @@
 #include "CatalogEntry.h"
 #include "QualityRunner.h"
 #include "QualityStore.h"
+#include "fake_engine_script.h"
 
 using namespace arc::app;
+using arc::app::testing::writeScript;
 
 namespace {
 
@@ -27,16 +29,6 @@ const char* kEvalJson = R"({
            "p99": 0.41, "max": 2.5},
     "top1_agreement": {"value": 0.9312, "se": 0.004}}
 })";
-
-QString writeScript(const QTemporaryDir& dir, const QByteArray& body) {
-  const QString path = dir.filePath(QStringLiteral("fake-engine"));
-  QFile f(path);
-  EXPECT_TRUE(f.open(QIODevice::WriteOnly));
-  f.write("#!/bin/sh\n" + body);
-  f.close();
-  f.setPermissions(f.permissions() | QFileDevice::ExeOwner);
-  return path;
-}
 
 }  // namespace
 
