@@ -136,6 +136,15 @@ int serve(ServeOpts o) {
     return 2;
   }
   if ((*tp)->rank() != 0) return serve_worker(o, (*tp)->comm());
+  // Only rank 0 serves HTTP: the key file need not exist on the other boxes.
+  if (!o.api_key_file.empty()) {
+    Result<std::string> key = read_api_key_file(o.api_key_file);
+    if (!key.ok()) {
+      std::fprintf(stderr, "error: %s\n", key.status().message().c_str());
+      return 2;
+    }
+    o.server.api_key = std::move(*key);
+  }
   if (o.tp > 1) {
     o.engine.tp_comm = &(*tp)->comm();
     o.engine.tp_abort_grace_s = o.tp_timeout;
@@ -213,8 +222,7 @@ void add_serve_command(CLI::App& app, CliContext& ctx) {
                               "require this key on every route but /health");
   cmd->add_option("--api-key-file", o->api_key_file,
                   "read the API key from the first line of this file (not visible in the "
-                  "process list, unlike --api-key)")
-      ->check(CLI::ExistingFile)
+                  "process list, unlike --api-key; read by rank 0 only)")
       ->excludes(key);
   cmd->add_flag("--insecure", o->server.insecure,
                 "allow a non-loopback address without an API key");
@@ -277,18 +285,7 @@ void add_serve_command(CLI::App& app, CliContext& ctx) {
       ->group("");
   cmd->add_option("--tp-test-fault-step", o->test_fault_step)->group("");
   cmd->add_option("--tp-test-rank1-memory-gib", o->test_memory_gib)->group("");
-  cmd->callback([o, &ctx] {
-    if (!o->api_key_file.empty()) {
-      Result<std::string> k = read_api_key_file(o->api_key_file);
-      if (!k.ok()) {
-        std::fprintf(stderr, "arclight-engine serve: %s\n", k.status().message().c_str());
-        ctx.exit_code = 2;
-        return;
-      }
-      o->server.api_key = std::move(*k);
-    }
-    ctx.exit_code = serve(*o);
-  });
+  cmd->callback([o, &ctx] { ctx.exit_code = serve(*o); });
 }
 
 }  // namespace arc::cli

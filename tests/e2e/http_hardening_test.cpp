@@ -1,9 +1,13 @@
 // End to end: the HTTP transport of `serve` against hostile and sloppy clients (issue 33, defects
 // 3, 4, 9 and 10): bodies refused early, slow clients that cannot starve others, strict framing,
 // and browsers kept out unless allowed.
+#include <unistd.h>
+
 #include <algorithm>
 #include <atomic>
+#include <cstdio>
 #include <filesystem>
+#include <fstream>
 #include <thread>
 #include <vector>
 
@@ -376,6 +380,30 @@ TEST(HttpHardeningWithKey, AnyHostButStillNoForeignPages) {
                                            "\r\nOrigin: https://evil.example\r\n\r\n");
   ASSERT_TRUE(r);
   EXPECT_EQ(r->status, 403);
+}
+
+// The key from a file (the service's way: not in the process list): blanks and the rest of the
+// file ignored; a missing file is refused before anything listens.
+TEST(HttpHardeningWithKey, KeyFromAFile) {
+  const std::string file = ::testing::TempDir() + "arc_api_key_" + std::to_string(::getpid());
+  {
+    std::ofstream f(file);
+    f << "  sekrit \nnot the key\n";
+  }
+  EngineProcess engine;
+  ASSERT_TRUE(engine.start({"--api-key-file", file}, "idle")) << engine.error();
+  const std::string port = std::to_string(engine.port());
+  auto r = testing::exchange(engine.port(),
+                             "GET /v1/models HTTP/1.1\r\nHost: 127.0.0.1:" + port + "\r\n\r\n");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 401);
+  r = testing::exchange(engine.port(), "GET /v1/models HTTP/1.1\r\nHost: 127.0.0.1:" + port +
+                                           "\r\nAuthorization: Bearer sekrit\r\n\r\n");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 200) << r->body;
+  std::remove(file.c_str());
+  EngineProcess missing;
+  EXPECT_FALSE(missing.start({"--api-key-file", file}, "idle"));
 }
 
 }  // namespace
