@@ -503,12 +503,10 @@ bool Scheduler::step() {
       if (s.generated == 1) s.handle->timing_.first_token = Clock::now();
       s.handle->timing_.generated = s.generated;
     }
-    const bool is_stop = !s.req.sampling.ignore_eos &&
-                         std::find(s.req.stop_tokens.begin(), s.req.stop_tokens.end(), o.token) !=
-                             s.req.stop_tokens.end();
-    bool document_done = false;
     const bool stop_token = std::find(s.req.stop_tokens.begin(), s.req.stop_tokens.end(),
                                       o.token) != s.req.stop_tokens.end();
+    const bool is_stop = !s.req.sampling.ignore_eos && stop_token;
+    bool document_done = false;
     if (s.matcher && !stop_token) {
       if (!s.matcher->advance(s.req.masker->vocab().bytes(o.token))) {
         finish(s, "error", internal_error("a masked token does not continue the document"));
