@@ -115,6 +115,10 @@ void Writer::set(std::string key, Value value) {
   kv_.emplace_back(std::move(key), std::move(value));
 }
 
+void Writer::erase(std::string_view key) {
+  std::erase_if(kv_, [&](const auto& kv) { return kv.first == key; });
+}
+
 void Writer::set_alignment(uint32_t alignment) {
   set(std::string(kAlignmentKey), Value::u32(alignment));
 }

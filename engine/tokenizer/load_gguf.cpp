@@ -14,15 +14,20 @@ namespace {
 const char* const kSpaceMark = "\xE2\x96\x81";  // ▁
 
 // What a GGUF file cannot say but the families need: Qwen2 vocabularies NFC-normalise, and the
-// tiktoken-derived ones (Llama 3, o200k) take a word that is in the vocabulary whole.
+// tiktoken-derived ones (Llama 3, o200k) take a word that is in the vocabulary whole. When the
+// file has no tokenizer.ggml.add_bos_token, the reference implementation (llama.cpp) decides by
+// pre-tokenizer: the Llama 3 family starts every prompt with BOS, the others (GLM-4, whose
+// templates write "[gMASK]<sop>" themselves, o200k, Qwen) do not; the key, when present, wins.
 struct PreDefaults {
   bool nfc = false;
   bool ignore_merges = false;
+  bool add_bos = false;
 };
 PreDefaults defaults_for(std::string_view pre_name) {
   PreDefaults d;
   d.nfc = pre_name == "qwen2";
   d.ignore_merges = pre_name == "llama-bpe" || pre_name == "gpt-4o";
+  d.add_bos = pre_name == "llama-bpe";
   return d;
 }
 
@@ -127,7 +132,6 @@ Result<Tokenizer> Tokenizer::from_gguf(const gguf::File& f) {
     return *b;
   };
   const bool spm = m.model == TokenizerModel::kSentencePiece;
-  ARC_ASSIGN_OR_RETURN(m.add_bos, bool_key("tokenizer.ggml.add_bos_token", spm));
   ARC_ASSIGN_OR_RETURN(m.add_eos, bool_key("tokenizer.ggml.add_eos_token", false));
 
   if (spm) {
@@ -155,6 +159,11 @@ Result<Tokenizer> Tokenizer::from_gguf(const gguf::File& f) {
     PreDefaults d = defaults_for(m.pre_name);
     if (d.nfc) m.normalizers.push_back({NormalizerStep::Kind::kNfc, "", ""});
     m.ignore_merges = d.ignore_merges;
+  }
+  {
+    bool fallback = spm;
+    if (!spm) fallback = defaults_for(m.pre_name).add_bos;
+    ARC_ASSIGN_OR_RETURN(m.add_bos, bool_key("tokenizer.ggml.add_bos_token", fallback));
   }
   ARC_RETURN_IF_ERROR(m.finish());
 

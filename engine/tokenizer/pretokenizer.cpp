@@ -41,16 +41,23 @@ constexpr Alias kAliases[] = {
     {"default", "gpt2"},       {"gpt-2", "gpt2"},          {"llama3", "llama-bpe"},
     {"llama-v3", "llama-bpe"}, {"smaug-bpe", "llama-bpe"}, {"deepseek-r1-qwen", "qwen2"},
     {"qwen3", "qwen2"},        {"gpt-oss", "gpt-4o"},      {"o200k", "gpt-4o"},
-    {"llama4", "gpt-4o"},
+    {"llama4", "gpt-4o"},      {"chatglm-bpe", "glm4"},
 };
 
 }  // namespace
 
 const std::vector<KnownPreTokenizer>& known_pre_tokenizers() {
   static const std::vector<KnownPreTokenizer> table = {
-      {"gpt2", {kGpt2}},        {"qwen2", {kQwen2}},
-      {"llama-bpe", {kLlama3}}, {"deepseek-v3", {kDeepSeekDigits, kDeepSeekCjk, kDeepSeekRest}},
+      {"gpt2", {kGpt2}},
+      {"qwen2", {kQwen2}},
+      {"llama-bpe", {kLlama3}},
+      {"deepseek-v3", {kDeepSeekDigits, kDeepSeekCjk, kDeepSeekRest}},
       {"gpt-4o", {kO200k}},
+      // Same regexes as above under their own names: llama.cpp gives these vocabularies other
+      // defaults (no BOS for glm4; BPE merges applied for both), see load_gguf.cpp. Listed after
+      // their twins so a tokenizer.json with the regex keeps the older name.
+      {"glm4", {kLlama3}},
+      {"minimax-m2", {kO200k}},
   };
   return table;
 }

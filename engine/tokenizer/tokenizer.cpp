@@ -123,6 +123,11 @@ Status Tokenizer::Impl::finish() {
   }
   // Added tokens decode to their text as written.
   for (const AddedToken& a : added) bytes[size_t(a.id)] = a.content;
+  // Unused and undefined ids (the padding at the end of Qwen's and others' vocabularies) decode
+  // to nothing, as in the reference tokenizers: a model that emits one adds no text.
+  for (size_t i = 0; i < n; ++i) {
+    if (types[i] == TokenType::kUnused || types[i] == TokenType::kUndefined) bytes[i].clear();
+  }
 
   for (int b = 0; b < 256; ++b) {
     byte_token[b] = -1;

@@ -207,3 +207,112 @@ TEST(TokenizerGguf, FileOnDiskAndTokenizeCommand) {
 
 }  // namespace
 }  // namespace arc
+
+namespace arc {
+namespace {
+
+// A fixture vocabulary written to GGUF under another pre-tokenizer name, optionally without
+// tokenizer.ggml.add_bos_token (as some converters write files).
+Result<Tokenizer> as_pre(const Tokenizer& t, const std::string& pre, bool drop_add_bos,
+                         std::vector<uint8_t>& bytes) {
+  gguf::Writer w;
+  w.set("general.architecture", gguf::Value::str("test"));
+  ARC_RETURN_IF_ERROR(t.write_gguf_metadata(w));
+  w.set("tokenizer.ggml.pre", gguf::Value::str(pre));
+  if (drop_add_bos) w.erase("tokenizer.ggml.add_bos_token");
+  bytes = w.to_bytes();
+  ARC_ASSIGN_OR_RETURN(auto file, gguf::File::parse(bytes));
+  return Tokenizer::from_gguf(file);
+}
+
+// GLM-4 ("glm4", "chatglm-bpe") splits with the Llama 3 regex and MiniMax-M2 with the o200k one
+// (llama.cpp's llama-vocab.cpp); the real vocabularies of those two families are not among the
+// fixtures, so each is checked on the vocabulary whose regex it shares, against that
+// vocabulary's reference ids. Without add_bos_token, BOS follows llama.cpp's default per
+// pre-tokenizer: Llama 3 adds it, GLM-4 and o200k-style vocabularies do not.
+TEST(TokenizerGguf, PreTokenizersOfTheNewFamiliesAndTheirBosDefault) {
+  if (!test::have_tokenizer_fixtures()) {
+    GTEST_SKIP() << "shared fixtures not found at " << test::tokenizer_fixture_dir();
+  }
+  struct Case {
+    const char* fixture;
+    const char* pre;
+    const char* expect_name;
+    bool add_bos_default;
+  };
+  const Case cases[] = {{"llama3", "glm4", "glm4", false},
+                        {"llama3", "chatglm-bpe", "glm4", false},
+                        {"llama3", "llama-bpe", "llama-bpe", true},
+                        {"llama3", "llama3", "llama-bpe", true},
+                        {"gptoss", "minimax-m2", "minimax-m2", false},
+                        {"qwen3", "qwen2", "qwen2", false}};
+  for (const Case& c : cases) {
+    SCOPED_TRACE(std::string(c.fixture) + " as " + c.pre);
+    const Tokenizer* json_tok = test::fixture_tokenizer(c.fixture);
+    ASSERT_NE(json_tok, nullptr);
+    std::vector<uint8_t> bytes;
+    auto tok = as_pre(*json_tok, c.pre, /*drop_add_bos=*/true, bytes);
+    ASSERT_TRUE(tok.ok()) << tok.status().to_string();
+    EXPECT_EQ(tok->pre_tokenizer_name(), c.expect_name);
+    EXPECT_EQ(tok->add_bos_by_default(), c.add_bos_default);
+    int n = 0;
+    for (const auto& k : test::fixture_cases(c.fixture)) {
+      auto got = tok->encode(k["text"].get<std::string>());
+      ASSERT_TRUE(got.ok()) << got.status().to_string();
+      EXPECT_EQ(*got, k["ids"].get<std::vector<TokenId>>()) << "case " << n++;
+    }
+    // The key, when present, wins over the default either way (BOS needs a BOS token: Qwen's
+    // vocabulary has none).
+    for (bool want : {true, false}) {
+      gguf::Writer w;
+      ASSERT_TRUE(json_tok->write_gguf_metadata(w).ok());
+      w.set("tokenizer.ggml.pre", gguf::Value::str(c.pre));
+      w.set("tokenizer.ggml.add_bos_token", gguf::Value::boolean(want));
+      bytes = w.to_bytes();
+      auto file = gguf::File::parse(bytes);
+      ASSERT_TRUE(file.ok());
+      auto t2 = Tokenizer::from_gguf(*file);
+      ASSERT_TRUE(t2.ok()) << t2.status().to_string();
+      EXPECT_EQ(t2->add_bos_by_default(), want && t2->bos_id().has_value());
+    }
+  }
+}
+
+// UNUSED ids (vocabulary padding) decode to nothing, whole and streamed, and are never produced
+// by encoding; control tokens stay out of streamed content unless asked for.
+TEST(TokenizerGguf, UnusedTokensDecodeToNothing) {
+  std::vector<std::string> toks;
+  for (int b = 0; b < 256; ++b) toks.push_back(test::gpt2_byte_char(b));
+  toks.push_back("[PAD256]");       // 256: unused
+  toks.push_back("<|endoftext|>");  // 257: control
+  gguf::Array types{gguf::ValueType::kInt32, {}};
+  for (size_t i = 0; i < toks.size(); ++i) {
+    types.items.push_back(gguf::Value::i32(i == 256 ? 5 : i == 257 ? 3 : 1));
+  }
+  std::vector<uint8_t> bytes;
+  auto t = from_metadata({{"tokenizer.ggml.model", gguf::Value::str("gpt2")},
+                          {"tokenizer.ggml.tokens", strings(toks)},
+                          {"tokenizer.ggml.token_type", gguf::Value::array(std::move(types))},
+                          {"tokenizer.ggml.merges", strings({})},
+                          {"tokenizer.ggml.pre", gguf::Value::str("qwen2")}},
+                         bytes);
+  ASSERT_TRUE(t.ok()) << t.status().to_string();
+  EXPECT_EQ(t->decode(std::vector<TokenId>{'a', 256, 'b'}), "ab");
+  EXPECT_EQ(t->token_bytes(256), "");
+  auto ids = t->encode("[PAD256]");
+  ASSERT_TRUE(ids.ok());
+  for (TokenId id : *ids) EXPECT_NE(id, 256);
+  StreamingDetokenizer hidden(*t, /*skip_special=*/true);
+  std::string text;
+  for (TokenId id : {TokenId('x'), TokenId(256), TokenId(257), TokenId('y')})
+    text += hidden.feed(id);
+  EXPECT_EQ(text, "xy");
+  StreamingDetokenizer shown(*t, /*skip_special=*/false);
+  text.clear();
+  for (TokenId id : {TokenId('x'), TokenId(256), TokenId(257), TokenId('y')})
+    text += shown.feed(id);
+  EXPECT_EQ(text, "x<|endoftext|>y");
+}
+
+}  // namespace
+}  // namespace arc

@@ -152,6 +152,8 @@ class File {
 class Writer {
  public:
   void set(std::string key, Value value);  // replaces an existing key
+  void erase(
+      std::string_view key);  // drops a key if present (files as older converters wrote them)
   void set_alignment(uint32_t alignment);  // also written as general.alignment
   // data must hold exactly the bytes of `shape` in `type`.
   Status add_tensor(std::string name, DType type, std::vector<int64_t> shape,
