@@ -1151,6 +1151,10 @@ spark-b slots=1</translation>
   <context>
     <name>arc::app::EngineSession</name>
     <message>
+      <source>Loading cancelled.</source>
+      <translation>Laden abgebrochen.</translation>
+    </message>
+    <message>
       <source>CUDA (device %1)</source>
       <translation>CUDA (Gerät %1)</translation>
     </message>
@@ -1542,6 +1546,38 @@ spark-b slots=1</translation>
   </context>
   <context>
     <name>arc::app::ModelsPage</name>
+    <message>
+      <source>Cancel load</source>
+      <translation>Laden abbrechen</translation>
+    </message>
+    <message>
+      <source>Stop reading the weights; the model that was loaded before comes back</source>
+      <translation>Das Lesen der Gewichte beenden; das vorher geladene Modell kehrt zurück</translation>
+    </message>
+    <message>
+      <source>Cancelling…</source>
+      <translation>Wird abgebrochen…</translation>
+    </message>
+    <message>
+      <source> The engine keeps the KV cache in f16 or f32: loading with f16 (the plan used %1).</source>
+      <translation> Die Engine hält den KV-Cache in f16 oder f32: Laden mit f16 (die Planung nutzte %1).</translation>
+    </message>
+    <message>
+      <source> (The settings could not be remembered: %1.)</source>
+      <translation> (Die Einstellungen konnten nicht gespeichert werden: %1.)</translation>
+    </message>
+    <message>
+      <source>Asking the engine to load %1 with %2 tokens of context, %3 parallel sequences…</source>
+      <translation>Die Engine lädt %1 mit %2 Token Kontext und %3 parallelen Sequenzen…</translation>
+    </message>
+    <message>
+      <source>Load the demo model?</source>
+      <translation>Demo-Modell laden?</translation>
+    </message>
+    <message>
+      <source>%1 is loaded. Replace it with the demo model (random weights, for trying the app)?</source>
+      <translation>%1 ist geladen. Durch das Demo-Modell ersetzen (Zufallsgewichte, zum Ausprobieren der App)?</translation>
+    </message>
     <message>
       <source>Measure quality…</source>
       <translation>Qualität messen…</translation>

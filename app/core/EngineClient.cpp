@@ -168,8 +168,13 @@ void EngineClient::fetchLocalModels() {
 }
 
 void EngineClient::loadModel(const QString& path, qint64 contextSize) {
-  QJsonObject body{{QStringLiteral("model"), path}};
-  if (contextSize > 0) body.insert(QStringLiteral("ctx_size"), contextSize);
+  LoadSettings s;
+  s.contextTokens = contextSize;
+  loadModel(path, s);
+}
+
+void EngineClient::loadModel(const QString& path, const LoadSettings& settings) {
+  const QJsonObject body = settings.toLoadRequest(path);
   handleJson(
       post(QStringLiteral("/engine/load"), body), QStringLiteral("/engine/load"),
       [this](const QJsonDocument&) { emit loadAccepted(); },
@@ -178,6 +183,13 @@ void EngineClient::loadModel(const QString& path, qint64 contextSize) {
         if (e.message.isEmpty()) e.message = tr("the engine refused the load (HTTP %1)").arg(code);
         emit loadRefused(e);
       });
+}
+
+void EngineClient::cancelLoad() {
+  const QString route = QStringLiteral("/engine/load/cancel");
+  // 409-style refusals (nothing loading any more) need no message: the load just finished.
+  handleJson(
+      post(route, {}), route, [](const QJsonDocument&) {}, [](int, const QJsonDocument&) {});
 }
 
 void EngineClient::unloadModel() {
@@ -308,7 +320,13 @@ void EngineClient::dispatch(const SseEvent& ev) {
     emit loadDone(d.value(QLatin1String("model")).toString());
     fetchStatus();
   } else if (type == QLatin1String("load_error")) {
-    emit loadFailed(EngineError::fromJson(d));
+    // The engine may have brought the previous model back, or be idle: ask what it holds now.
+    if (d.value(QLatin1String("cancelled")).toBool()) {
+      emit loadCancelled(d.value(QLatin1String("model")).toString());
+    } else {
+      emit loadFailed(EngineError::fromJson(d));
+    }
+    fetchStatus();
   } else if (type == QLatin1String("unloaded")) {
     m_status.model = LoadedModel{};
     emit unloaded();

@@ -13,6 +13,7 @@
 #include <QUrl>
 
 #include "EngineEvents.h"
+#include "LoadSettings.h"
 #include "SseParser.h"
 
 class QNetworkReply;
@@ -49,6 +50,8 @@ class EngineClient : public QObject {
   void fetchModels();
   void fetchLocalModels();
   void loadModel(const QString& path, qint64 contextSize = 0);
+  void loadModel(const QString& path, const arc::app::LoadSettings& settings);
+  void cancelLoad();  // POST /engine/load/cancel: loadCancelled() when the engine has stopped
   void unloadModel();
   void requestFit(const QJsonObject& request);
   // Cluster page: every rank's node probe, and the all-reduce link test across the ranks.
@@ -77,6 +80,7 @@ class EngineClient : public QObject {
   void loadProgress(const arc::app::LoadProgress& progress);
   void loadDone(const QString& model);
   void loadFailed(const arc::app::EngineError& error);
+  void loadCancelled(const QString& model);
   void unloaded();
   void statsReceived(const arc::app::StatsSnapshot& stats);
   void requestRecorded(const arc::app::RequestRecord& record);

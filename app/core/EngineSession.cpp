@@ -42,7 +42,13 @@ EngineSession::EngineSession(QObject* parent) : QObject(parent) {
   });
   connect(c, &EngineClient::loadDone, this, [this](const QString&) {
     m_loading = false;
+    setMessage({});  // an earlier failure is over: the banner goes without a reconnect
     emit loadFinished(true, {});
+  });
+  connect(c, &EngineClient::loadCancelled, this, [this](const QString&) {
+    m_loading = false;
+    setMessage({});
+    emit loadFinished(false, tr("Loading cancelled."));
   });
   connect(c, &EngineClient::loadFailed, this, [this](const EngineError& e) {
     m_loading = false;
@@ -109,6 +115,12 @@ void EngineSession::stopLocalEngine() {
 }
 
 void EngineSession::load(const QString& path, qint64 contextSize) {
+  LoadSettings s;
+  s.contextTokens = contextSize;
+  load(path, s);
+}
+
+void EngineSession::load(const QString& path, const LoadSettings& settings) {
   if (m_client.connection() != EngineClient::Connection::Connected) {
     const QString msg = tr("cannot load: no engine is connected");
     setMessage(msg);
@@ -118,7 +130,11 @@ void EngineSession::load(const QString& path, qint64 contextSize) {
   m_load.reset();
   m_loading = true;
   emit loadProgressChanged();
-  m_client.loadModel(path, contextSize);
+  m_client.loadModel(path, settings);
+}
+
+void EngineSession::cancelLoad() {
+  if (m_loading) m_client.cancelLoad();
 }
 
 void EngineSession::unload() {

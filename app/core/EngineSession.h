@@ -40,6 +40,8 @@ class EngineSession : public QObject {
   QString message() const { return m_message; }  // the last problem, plain text; empty when fine
 
   void load(const QString& path, qint64 contextSize = 0);
+  void load(const QString& path, const LoadSettings& settings);
+  void cancelLoad();  // the engine stops reading weights; loadFinished(false, "cancelled")
   void unload();
   // Runs `arclight-engine make-test-model --out FILE`; demoModelReady or demoModelFailed follow.
   void makeDemoModel(const QString& outFile);

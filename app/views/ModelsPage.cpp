@@ -91,8 +91,16 @@ ModelsPage::ModelsPage(EngineSession* session, QWidget* parent)
                                "noise).")
                                 .arg(QDir::toNativeSeparators(path)));
     m_demo->setEnabled(true);
-    if (m_session->client()->connection() == EngineClient::Connection::Connected)
-      m_session->load(path);
+    if (m_session->client()->connection() != EngineClient::Connection::Connected) return;
+    m_session->client()->fetchLocalModels();  // the demo file shows in Local files
+    const QString loaded = m_session->loadedModel();
+    if (!loaded.isEmpty() &&
+        QMessageBox::question(this, tr("Load the demo model?"),
+                              tr("%1 is loaded. Replace it with the demo model (random weights, "
+                                 "for trying the app)?")
+                                  .arg(loaded)) != QMessageBox::Yes)
+      return;
+    m_session->load(path);
   });
   connect(m_session, &EngineSession::demoModelFailed, this, [this](const QString& reason) {
     m_localMessage->setText(tr("Demo model unavailable: %1").arg(reason));
@@ -251,11 +259,17 @@ QWidget* ModelsPage::buildDetailPane() {
   auto* loadRow = new QHBoxLayout;
   m_load = new QPushButton(tr("Load"), pane);
   m_unload = new QPushButton(tr("Unload"), pane);
+  m_cancelLoad = new QPushButton(tr("Cancel load"), pane);
+  m_cancelLoad->setToolTip(
+      tr("Stop reading the weights; the model that was loaded before "
+         "comes back"));
+  m_cancelLoad->setVisible(false);
   m_progress = new QProgressBar(pane);
   m_progress->setRange(0, 1000);
   m_progress->setTextVisible(false);
   loadRow->addWidget(m_load);
   loadRow->addWidget(m_unload);
+  loadRow->addWidget(m_cancelLoad);
   loadRow->addWidget(m_progress, 1);
   v->addLayout(loadRow);
   m_loadMessage = new QLabel(pane);
@@ -302,10 +316,11 @@ QWidget* ModelsPage::buildDetailPane() {
     connect(s, &QDoubleSpinBox::valueChanged, this, &ModelsPage::onInputsEdited);
   for (QComboBox* c : {m_kvDtype, m_build})
     connect(c, &QComboBox::currentIndexChanged, this, &ModelsPage::onInputsEdited);
-  connect(m_load, &QPushButton::clicked, this, [this] {
-    if (!m_fit.entry().isLocal()) return;
-    m_loadMessage->setText(tr("Asking the engine to load %1…").arg(m_fit.entry().name));
-    m_session->load(m_fit.entry().path, m_fit.inputs().contextTokens);
+  connect(m_load, &QPushButton::clicked, this, &ModelsPage::loadSelected);
+  connect(m_cancelLoad, &QPushButton::clicked, this, [this] {
+    m_cancelLoad->setEnabled(false);
+    m_loadMessage->setText(tr("Cancelling…"));
+    m_session->cancelLoad();
   });
   connect(m_unload, &QPushButton::clicked, this, [this] { m_session->unload(); });
   scroll->setWidget(pane);
@@ -398,8 +413,63 @@ void ModelsPage::onSelectionChanged() {
   in.buildIndex = 0;
   m_fit.setInputs(in);
   m_fit.setEntry(*e);
+  // A file cannot run past its own context length; catalog entries are plans of any size.
+  m_context->setMaximum(e->isLocal() && e->contextLength > 0
+                            ? int(qMin<qint64>(e->contextLength, 1 << 21))
+                            : 1 << 21);
+  if (e->isLocal()) applyLocalDefaults(*e);
   showDetails(*e);
   updateLoadControls();
+}
+
+void ModelsPage::applyLocalDefaults(const CatalogEntry& e) {
+  FitInputs in = m_fit.inputs();
+  LoadSettings s;
+  if (m_loadSettings.find(e.path, &s)) {
+    if (s.contextTokens > 0) in.contextTokens = s.contextTokens;
+    if (s.parallel > 0) in.concurrency = s.parallel;
+    if (!s.kvType.isEmpty()) in.kvDtype = s.kvType;
+    if (s.reserveGiB >= 0) in.reserveGiB = s.reserveGiB;
+  } else {
+    // The model's own maximum, capped by the largest context that fits at this concurrency.
+    qint64 ctx = e.contextLength > 0 ? e.contextLength : in.contextTokens;
+    in.contextTokens = ctx;
+    m_fit.setInputs(in);
+    const qint64 fits = m_fit.summary().maxContext;
+    if (fits > 0 && fits < ctx) ctx = qMax<qint64>(512, fits / 256 * 256);
+    in.contextTokens = ctx;
+  }
+  in.contextTokens = qMin<qint64>(in.contextTokens, m_context->maximum());
+  setInputs(in);
+}
+
+LoadSettings ModelsPage::loadSettings() const {
+  const FitInputs& in = m_fit.inputs();
+  LoadSettings s;
+  s.contextTokens = in.contextTokens;
+  s.parallel = in.concurrency;
+  s.kvType = LoadSettings::engineKvType(in.kvDtype) ? in.kvDtype : QStringLiteral("f16");
+  s.reserveGiB = in.reserveGiB;
+  return s;
+}
+
+void ModelsPage::loadSelected() {
+  const CatalogEntry& e = m_fit.entry();
+  if (!e.isLocal()) return;
+  const LoadSettings s = loadSettings();
+  QString note;
+  if (s.kvType != m_fit.inputs().kvDtype)
+    note = tr(" The engine keeps the KV cache in f16 or f32: loading with f16 (the plan used %1).")
+               .arg(m_fit.inputs().kvDtype);
+  QString error;
+  if (!m_loadSettings.remember(e.path, s, &error))
+    note += tr(" (The settings could not be remembered: %1.)").arg(error);
+  m_loadMessage->setText(tr("Asking the engine to load %1 with %2 tokens of context, %3 "
+                            "parallel sequences…")
+                             .arg(e.name, QLocale().toString(s.contextTokens))
+                             .arg(s.parallel) +
+                         note);
+  m_session->load(e.path, s);
 }
 
 void ModelsPage::showDetails(const CatalogEntry& e) {
@@ -539,6 +609,8 @@ void ModelsPage::updateLoadControls() {
                                          "folder and load it from Local files.")
                                     : QString());
   m_unload->setEnabled(connected && !loading && !m_session->loadedModel().isEmpty());
+  if (!loading) m_cancelLoad->setEnabled(true);
+  m_cancelLoad->setVisible(loading);
   // eval runs its own engine process: no connection needed, only a file.
   m_measure->setEnabled(e.isLocal() && !m_qualityRunner->isRunning());
   m_progress->setVisible(loading);

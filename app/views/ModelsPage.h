@@ -5,6 +5,7 @@
 #include <QWidget>
 
 #include "FitController.h"
+#include "LoadSettings.h"
 #include "QualityRunner.h"
 #include "QualityStore.h"
 
@@ -42,6 +43,10 @@ class ModelsPage : public QWidget {
   // Selects a model by id in the catalog (or path among local files); false when absent.
   bool selectModel(const QString& id);
   void setInputs(const FitInputs& inputs);  // also updates the controls
+  // What Load sends for the selected file: the planner's context, concurrency (parallel
+  // sequences), KV type (when the engine keeps that type) and reserve.
+  LoadSettings loadSettings() const;
+  void loadSelected();  // the Load button
 
  private:
   QWidget* buildListPane();
@@ -56,6 +61,9 @@ class ModelsPage : public QWidget {
   void onLocalModels(const QJsonArray& models);
   void makeDemoModel();
   void measureQuality();  // asks for a reference file, runs eval, keeps the result
+  // A local file's inputs: its remembered load settings, else its own maximum context capped
+  // by what fits.
+  void applyLocalDefaults(const CatalogEntry& e);
 
   EngineSession* m_session;
   FitController m_fit;
@@ -92,12 +100,14 @@ class ModelsPage : public QWidget {
   QTableView* m_boxTableView = nullptr;
   QPushButton* m_load = nullptr;
   QPushButton* m_unload = nullptr;
+  QPushButton* m_cancelLoad = nullptr;
   QProgressBar* m_progress = nullptr;
   QLabel* m_loadMessage = nullptr;
   QPushButton* m_measure = nullptr;
   QPushButton* m_measureCancel = nullptr;
   QLabel* m_measureMessage = nullptr;
   QualityStore m_quality{QualityStore::defaultFileName()};
+  LoadSettingsStore m_loadSettings{LoadSettingsStore::defaultFileName()};
   QualityRunner* m_qualityRunner = nullptr;
 };
 

@@ -136,7 +136,7 @@ Result<std::unique_ptr<Model>> load_model_shard(gguf::File file, Backend& backen
     const PartRead r = part_of(plan, ref, w);
     LoadProgressFn each;
     if (opt.progress) {
-      each = [&](uint64_t done, uint64_t) { opt.progress(before + done, total); };
+      each = [&](uint64_t done, uint64_t) { return opt.progress(before + done, total); };
     }
     ARC_ASSIGN_OR_RETURN(w.data, streamer->stream_file_rows(*at.path, at.offset, r.n_rows, r.stride,
                                                             r.take_offset, r.take_bytes, each));

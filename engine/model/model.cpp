@@ -102,7 +102,7 @@ Result<std::vector<StreamedSplit>> stream_weights(const gguf::File& file, const 
     const uint64_t size = end[i] - begin[i];
     LoadProgressFn each;
     if (progress) {
-      each = [&](uint64_t done, uint64_t) { progress(before + done, total); };
+      each = [&](uint64_t done, uint64_t) { return progress(before + done, total); };
     }
     ARC_ASSIGN_OR_RETURN(const void* base,
                          streamer.stream_file_range(m->path(), begin[i], size, each));

@@ -235,7 +235,7 @@ class CopyingCpuBackend final : public CpuBackend, public WeightStreamer {
     auto m = HostMemory::allocate(static_cast<size_t>(bytes));
     if (!m.ok()) return m.status().with_context("loading the weights of " + path);
     ReadProgressFn each;
-    if (progress) each = [&](uint64_t done) { progress(done, bytes); };
+    if (progress) each = [&](uint64_t done) { return progress(done, bytes); };
     ARC_RETURN_IF_ERROR(
         read_file_rows(path, offset, n_rows, stride, take_offset, take_bytes, m->data(), each));
     weights_.push_back(std::move(*m));

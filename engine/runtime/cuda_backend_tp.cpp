@@ -91,7 +91,7 @@ class Stager {
       }
       done_ += fill_;
       fill_ = 0;
-      if (progress_) progress_(done_, total_);
+      if (progress_ && !progress_(done_, total_)) return cancelled("the load was cancelled");
       slot_ ^= 1;
     }
     if (!ARC_CUDA_CHECK(errors_, cudaEventSynchronize(copied_[slot_]))) return errors_.take();

@@ -80,7 +80,10 @@ Status stream_file_to_device(const std::string& path, uint64_t offset, uint64_t 
     posix_fadvise(r.fd, static_cast<off_t>(offset + done), static_cast<off_t>(len),
                   POSIX_FADV_DONTNEED);
     done += len;
-    if (progress) progress(done, size);
+    if (progress && !progress(done, size)) {
+      ARC_CUDA_CHECK(errors, cudaStreamSynchronize(stream));  // staging is freed on return
+      return cancelled("loading " + path + " was cancelled");
+    }
     const int tenth = static_cast<int>(10 * done / std::max<uint64_t>(size, 1));
     if (tenth > last_tenth) {
       last_tenth = tenth;

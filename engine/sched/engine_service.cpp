@@ -168,34 +168,68 @@ void EngineService::set_event_sink(EngineEventSink sink) {
 
 namespace {
 
-// The options of a load, checked: types and ranges.
+// The options of a load, checked: types and ranges. Settings not given keep the engine's own.
 struct LoadRequest {
   std::string model;
-  int64_t ctx_size = 0;
-  std::string mmproj;  // empty: pair automatically; "none": no projector
+  LoadSettings settings;
 };
 
-Result<LoadRequest> parse_load_options(const json& options, int64_t default_ctx) {
+Result<LoadRequest> parse_load_options(const json& options, const EngineOptions& opt) {
   LoadRequest r;
   if (!options.is_object() || !options.contains("model") || !options["model"].is_string() ||
       options["model"].get<std::string>().empty()) {
     return invalid_argument("'model' must be the path of a GGUF file");
   }
   r.model = options["model"].get<std::string>();
-  r.ctx_size = default_ctx;
-  if (options.contains("ctx_size") && !options["ctx_size"].is_null()) {
-    const json& c = options["ctx_size"];
-    if (!c.is_number_integer() || (c.is_number_unsigned() && c.get<uint64_t>() > (1u << 24)) ||
-        c.get<int64_t>() < 16 || c.get<int64_t>() > (1 << 24)) {
-      return invalid_argument("'ctx_size' must be an integer from 16 to 16777216");
+  r.settings = default_load_settings(opt);
+  auto given = [&](const char* key) { return options.contains(key) && !options[key].is_null(); };
+  // An integer in [lo, hi] (JSON numbers that are not integers, or out of range, are refused).
+  auto integer = [&](const char* key, int64_t lo, int64_t hi, int64_t& out) -> Status {
+    const json& v = options[key];
+    if (!v.is_number_integer() || (v.is_number_unsigned() && v.get<uint64_t>() > uint64_t(hi)) ||
+        v.get<int64_t>() < lo || v.get<int64_t>() > hi) {
+      return invalid_argument("'" + std::string(key) + "' must be an integer from " +
+                              std::to_string(lo) + " to " + std::to_string(hi));
     }
-    r.ctx_size = c.get<int64_t>();
+    out = v.get<int64_t>();
+    return ok_status();
+  };
+  if (given("ctx_size")) ARC_RETURN_IF_ERROR(integer("ctx_size", 16, 1 << 24, r.settings.ctx_size));
+  if (given("parallel")) {
+    int64_t p = 0;
+    ARC_RETURN_IF_ERROR(integer("parallel", 1, 1024, p));
+    r.settings.max_parallel = static_cast<int>(p);
   }
-  if (options.contains("mmproj") && !options["mmproj"].is_null()) {
+  if (given("kv_type")) {
+    const json& k = options["kv_type"];
+    if (k == "f16") {
+      r.settings.kv_type = DType::F16;
+    } else if (k == "f32") {
+      r.settings.kv_type = DType::F32;
+    } else {
+      return invalid_argument("'kv_type' must be \"f16\" or \"f32\"");
+    }
+  }
+  if (given("reserve_gib")) {
+    const json& g = options["reserve_gib"];
+    if (!g.is_number() || g.get<double>() < 0 || g.get<double>() > 1024) {
+      return invalid_argument("'reserve_gib' must be a number from 0 to 1024");
+    }
+    r.settings.reserve_gib = g.get<double>();
+  }
+  if (given("mmproj")) {
     if (!options["mmproj"].is_string()) return invalid_argument("'mmproj' must be a path");
-    r.mmproj = options["mmproj"].get<std::string>();
+    r.settings.mmproj = options["mmproj"].get<std::string>();
   }
   return r;
+}
+
+json settings_json(const LoadSettings& s) {
+  return {{"ctx_size", s.ctx_size},
+          {"kv_type", s.kv_type == DType::F32 ? "f32" : "f16"},
+          {"parallel", s.max_parallel},
+          {"reserve_gib", s.reserve_gib},
+          {"mmproj", s.mmproj}};
 }
 
 }  // namespace
@@ -203,12 +237,13 @@ Result<LoadRequest> parse_load_options(const json& options, int64_t default_ctx)
 Status EngineService::load(const json& options) {
   // Everything that can be checked is checked here, before the loaded model is touched: a
   // request that cannot load gets its refusal now and the working model keeps serving.
-  ARC_ASSIGN_OR_RETURN(LoadRequest r, parse_load_options(options, impl_->opt.ctx_size));
+  ARC_ASSIGN_OR_RETURN(LoadRequest r, parse_load_options(options, impl_->opt));
   ARC_ASSIGN_OR_RETURN(std::string path, resolve_model_path(impl_->opt.model_dirs, r.model));
-  if (!r.mmproj.empty() && r.mmproj != "none") {
-    auto mm = resolve_model_path(impl_->opt.model_dirs, r.mmproj);
+  std::string& mmproj = r.settings.mmproj;
+  if (!mmproj.empty() && mmproj != "none") {
+    auto mm = resolve_model_path(impl_->opt.model_dirs, mmproj);
     if (!mm.ok()) return mm.status().with_context("'mmproj'");
-    r.mmproj = *mm;
+    mmproj = *mm;
   }
   if (std::string f = impl_->fault(); !f.empty()) return unavailable(f);
   {
@@ -219,7 +254,7 @@ Status EngineService::load(const json& options) {
   }
   {
     auto current = impl_->current();
-    Status s = check_loadable(*impl_, path, r.ctx_size, current.get());
+    Status s = check_loadable(*impl_, path, r.settings, current.get());
     if (!s.ok()) return s.with_context("cannot load " + path_for_message(r.model));
   }
   {
@@ -229,8 +264,9 @@ Status EngineService::load(const json& options) {
     }
     impl_->state = EngineState::kLoading;
   }
-  json resolved = {{"model", path}, {"ctx_size", r.ctx_size}};
-  if (!r.mmproj.empty()) resolved["mmproj"] = r.mmproj;
+  json resolved = settings_json(r.settings);
+  resolved["model"] = path;
+  if (mmproj.empty()) resolved.erase("mmproj");
   if (impl_->load_thread.joinable()) impl_->load_thread.join();
   impl_->load_thread = std::thread([this, resolved] { (void)load_now(resolved); });
   return ok_status();
@@ -238,7 +274,7 @@ Status EngineService::load(const json& options) {
 
 Status EngineService::load_now(const json& options) {
   Impl& m = *impl_;
-  auto request = parse_load_options(options, m.opt.ctx_size);
+  auto request = parse_load_options(options, m.opt);
   const std::string path = request.ok() ? request->model : std::string();
   std::lock_guard<std::mutex> switching(m.switch_mu);
   {
@@ -246,16 +282,23 @@ Status EngineService::load_now(const json& options) {
     m.state = EngineState::kLoading;
     m.error.clear();
   }
+  m.cancel_load = false;
   // What to bring back if the new model fails to load after this one was unloaded.
   std::optional<LoadRequest> previous;
   if (auto cur = m.current()) {
-    previous = LoadRequest{cur->info.path, cur->ctx_size,
-                           cur->mmproj_path.empty() ? std::string("none") : cur->mmproj_path};
+    previous = LoadRequest{cur->info.path, cur->settings};
+    previous->settings.mmproj = cur->mmproj_path.empty() ? std::string("none") : cur->mmproj_path;
   }
   m.emit("state", {{"state", "loading"}, {"model", path}});
   auto fail = [&](const Status& s) {
-    logger("engine")->error("load failed: {}", s.to_string());
-    m.emit("load_error", {{"model", path}, {"message", s.message()}});
+    const bool stopped = s.code() == StatusCode::kCancelled;
+    if (stopped) {
+      logger("engine")->info("load of {} cancelled", path);
+    } else {
+      logger("engine")->error("load failed: {}", s.to_string());
+    }
+    m.emit("load_error", {{"model", path}, {"message", s.message()}, {"cancelled", stopped}});
+    m.cancel_load = false;  // the previous model's reload below must not stop
     auto settle = [&](EngineState state, std::string error) {
       std::lock_guard<std::mutex> lock(m.mu);
       m.state = state;
@@ -265,13 +308,13 @@ Status EngineService::load_now(const json& options) {
       settle(EngineState::kReady, s.message());
       return s;
     }
-    if (!previous) {
-      settle(EngineState::kError, s.message());
+    if (!previous) {  // a cancelled load is no failure: the engine is idle, as before it
+      settle(stopped ? EngineState::kIdle : EngineState::kError, stopped ? "" : s.message());
       return s;
     }
     // The model that was serving comes back (its file was loadable a moment ago); the state
     // stays "loading" meanwhile.
-    auto again = load_model(m, previous->model, previous->ctx_size, previous->mmproj);
+    auto again = load_model(m, previous->model, previous->settings);
     if (!again.ok()) {
       logger("engine")->error("reloading {} failed too: {}", previous->model,
                               again.status().to_string());
@@ -282,14 +325,20 @@ Status EngineService::load_now(const json& options) {
       std::lock_guard<std::mutex> lock(m.mu);
       m.loaded = *again;
     }
-    settle(EngineState::kReady, s.message() + "; still serving " + previous->model);
+    settle(EngineState::kReady,
+           stopped ? std::string() : s.message() + "; still serving " + previous->model);
     m.emit("load_done", {{"model", (*again)->info.id}, {"path", previous->model}});
     return s;
   };
   if (!request.ok()) return fail(request.status());
   (void)unload_model(m);
-  auto loaded = load_model(m, path, request->ctx_size, request->mmproj);
-  if (!loaded.ok()) return fail(loaded.status().with_context("cannot load " + path));
+  auto loaded = load_model(m, path, request->settings);
+  if (!loaded.ok()) {
+    if (loaded.status().code() == StatusCode::kCancelled) {
+      return fail(cancelled("the load of " + path + " was cancelled"));
+    }
+    return fail(loaded.status().with_context("cannot load " + path));
+  }
   {
     std::lock_guard<std::mutex> lock(m.mu);
     m.loaded = *loaded;
@@ -310,6 +359,14 @@ Status EngineService::load_now(const json& options) {
                        {"kv_bytes", l.kv_bytes},
                        {"kv_tokens", l.kv_tokens},
                        {"context_length", l.info.context_length}});
+  return ok_status();
+}
+
+Status EngineService::cancel_load() {
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  if (impl_->state != EngineState::kLoading) return failed_precondition("no model is loading");
+  impl_->cancel_load = true;
+  logger("engine")->info("cancelling the load in progress");
   return ok_status();
 }
 
@@ -367,7 +424,8 @@ json EngineService::status() const {
                   {"weight_bytes", l->weight_bytes},
                   {"vision", l->info.vision},
                   {"mmproj", l->mmproj_path},
-                  {"tools", l->info.tools}};
+                  {"tools", l->info.tools},
+                  {"settings", settings_json(l->settings)}};
     SchedulerStats s = l->stats();
     j["kv"] = {{"blocks_total", s.kv_blocks_total},
                {"blocks_used", s.kv_blocks_used},

@@ -1,6 +1,7 @@
 // Internals of EngineService shared by its source files.
 #pragma once
 
+#include <atomic>
 #include <condition_variable>
 #include <map>
 #include <mutex>
@@ -26,6 +27,17 @@
 
 namespace arc {
 
+// What one load asks for: the projector, and the settings that size the model's memory. Each
+// defaults to the engine's own option (--ctx-size, --kv-type, --parallel, --reserve-gib); the
+// desktop app sends them per model.
+struct LoadSettings {
+  int64_t ctx_size = 0;
+  std::string mmproj;  // empty: pair automatically; "none": no projector
+  DType kv_type = DType::F16;
+  int max_parallel = 1;
+  double reserve_gib = 0;
+};
+
 // Everything that belongs to one loaded model. Destroyed when the last request using it ends;
 // the scheduler goes first (declared last), failing what it still holds.
 struct LoadedModel {
@@ -34,6 +46,7 @@ struct LoadedModel {
   uint64_t kv_bytes = 0;
   int64_t kv_tokens = 0;
   int64_t ctx_size = 0;
+  LoadSettings settings;  // as loaded (a failed switch brings the model back with them)
   std::unique_ptr<Backend> backend;
   std::unique_ptr<Model> model;
   std::unique_ptr<KvCache> kv;
@@ -95,6 +108,7 @@ struct EngineService::Impl {
   EngineEventSink event_sink;
   bool stopping = false;
   std::thread load_thread;
+  std::atomic<bool> cancel_load{false};  // set by cancel_load(), read by the loading thread
   std::thread stats_thread;
   MetricsRegistry metrics;
   // Tensor parallelism (opt.tp_comm with more than one rank), else null.
@@ -120,16 +134,17 @@ struct EngineService::Impl {
 };
 
 // model_loader.cpp
-// mmproj: the vision projector to load with the model; empty: a mmproj-*.gguf beside a vision
-// model is paired automatically; "none": no projector.
+// The settings' engine defaults (what a load that names none of them gets).
+LoadSettings default_load_settings(const EngineOptions& opt);
+// Stops with kCancelled when m.cancel_load is set (checked while weights are read).
 Result<std::shared_ptr<LoadedModel>> load_model(EngineService::Impl& m, const std::string& path,
-                                                int64_t ctx_size, const std::string& mmproj = "");
+                                                const LoadSettings& s);
 // Returns true when a model was loaded.
 bool unload_model(EngineService::Impl& m);
 // Before anything is unloaded: the file is a GGUF of an architecture this engine runs, and it
 // fits in the memory available once `current` (the loaded model, or null) is unloaded. Gives the
 // refusal with the numbers.
-Status check_loadable(EngineService::Impl& m, const std::string& path, int64_t ctx_size,
+Status check_loadable(EngineService::Impl& m, const std::string& path, const LoadSettings& s,
                       const LoadedModel* current);
 
 // model_paths.cpp

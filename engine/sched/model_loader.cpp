@@ -47,7 +47,7 @@ std::vector<int32_t> end_of_turn_tokens(const Tokenizer& tok, const gguf::File& 
 
 // Pre-faults the weights (the page cache fills once, here, instead of during the first
 // requests) and reports progress as load events.
-void read_ahead(EngineService::Impl& m, const gguf::File& file, const std::string& path) {
+Status read_ahead(EngineService::Impl& m, const gguf::File& file, const std::string& path) {
   uint64_t total = 0;
   for (size_t i = 0; i < file.n_files(); ++i) {
     if (const MappedFile* f = file.mapping(static_cast<uint32_t>(i))) total += f->size();
@@ -69,30 +69,42 @@ void read_ahead(EngineService::Impl& m, const gguf::File& file, const std::strin
         m.emit("load_progress",
                {{"model", path}, {"rank", 0}, {"bytes_done", done}, {"bytes_total", total}});
       }
+      if (m.cancel_load) return cancelled("the load of " + path + " was cancelled");
     }
   }
+  return ok_status();
 }
 
 // Activations for one step of max_batch_tokens, and logits for up to max_parallel rows.
-uint64_t workspace_bytes(const EngineOptions& opt, const ModelConfig& c) {
+uint64_t workspace_bytes(const EngineOptions& opt, int max_parallel, const ModelConfig& c) {
   return static_cast<uint64_t>(opt.max_batch_tokens) *
              static_cast<uint64_t>(
                  std::max<int64_t>({c.n_embd, c.q_dim(), c.n_ff, c.n_ff_exp * c.n_expert_used}) *
                  8 * 4) +
-         static_cast<uint64_t>(std::max<int64_t>(opt.max_parallel, opt.max_batch_tokens)) *
+         static_cast<uint64_t>(std::max<int64_t>(max_parallel, opt.max_batch_tokens)) *
              static_cast<uint64_t>(c.n_vocab) * 4 +
          (64ull << 20);
 }
 
-uint64_t kv_bytes_per_token(const EngineOptions& opt, const ModelConfig& c) {
+uint64_t kv_bytes_per_token(DType kv_type, const ModelConfig& c) {
   return static_cast<uint64_t>(2 * c.n_layer * c.n_kv_head * c.head_dim) *
-         (opt.kv_type == DType::F16 ? 2 : 4);
+         (kv_type == DType::F16 ? 2 : 4);
 }
 
 }  // namespace
 
-Status check_loadable(EngineService::Impl& m, const std::string& path, int64_t ctx_size,
+LoadSettings default_load_settings(const EngineOptions& opt) {
+  LoadSettings s;
+  s.ctx_size = opt.ctx_size;
+  s.kv_type = opt.kv_type;
+  s.max_parallel = opt.max_parallel;
+  s.reserve_gib = opt.reserve_gib;
+  return s;
+}
+
+Status check_loadable(EngineService::Impl& m, const std::string& path, const LoadSettings& s,
                       const LoadedModel* current) {
+  const int64_t ctx_size = s.ctx_size;
   auto file = gguf::File::open(path);
   if (!file.ok()) return file.status();
   auto config = config_from_gguf(*file);
@@ -120,9 +132,9 @@ Status check_loadable(EngineService::Impl& m, const std::string& path, int64_t c
   if (available == 0) return ok_status();
   const uint64_t freed =
       current != nullptr ? current->weight_bytes + current->kv_bytes : uint64_t{0};
-  const uint64_t reserve = static_cast<uint64_t>(m.opt.reserve_gib * (1ull << 30));
-  const uint64_t min_kv = kv_bytes_per_token(m.opt, c) * static_cast<uint64_t>(ctx_size);
-  const uint64_t workspace = workspace_bytes(m.opt, c);
+  const uint64_t reserve = static_cast<uint64_t>(s.reserve_gib * (1ull << 30));
+  const uint64_t min_kv = kv_bytes_per_token(s.kv_type, c) * static_cast<uint64_t>(ctx_size);
+  const uint64_t workspace = workspace_bytes(m.opt, s.max_parallel, c);
   const uint64_t need = weights + min_kv + workspace + reserve;
   if (need > available + freed) {
     return out_of_range(
@@ -149,8 +161,11 @@ bool unload_model(EngineService::Impl& m) {
 }
 
 Result<std::shared_ptr<LoadedModel>> load_model(EngineService::Impl& m, const std::string& path,
-                                                int64_t ctx_size, const std::string& mmproj) {
+                                                const LoadSettings& settings) {
+  const int64_t ctx_size = settings.ctx_size;
+  const std::string& mmproj = settings.mmproj;
   auto l = std::make_shared<LoadedModel>();
+  l->settings = settings;
   auto file = gguf::File::open(path);
   if (!file.ok()) return file.status();
   // Weights in memory: the whole file on one rank, about 1/N of it per rank with N.
@@ -186,7 +201,7 @@ Result<std::shared_ptr<LoadedModel>> load_model(EngineService::Impl& m, const st
     if (!free_bytes.ok()) return free_bytes.status();
     available = *free_bytes;
   }
-  const uint64_t reserve = static_cast<uint64_t>(m.opt.reserve_gib * (1ull << 30));
+  const uint64_t reserve = static_cast<uint64_t>(settings.reserve_gib * (1ull << 30));
   // Copying weights (a GPU; the CPU unless --mmap) allocates them: refuse before, not halfway
   // through (on the CPU the kernel's OOM killer would end the engine instead).
   const bool copies = device != nullptr || dynamic_cast<WeightStreamer*>(l->backend.get());
@@ -205,6 +220,7 @@ Result<std::shared_ptr<LoadedModel>> load_model(EngineService::Impl& m, const st
       m.emit("load_progress",
              {{"model", path}, {"rank", 0}, {"bytes_done", done}, {"bytes_total", total}});
     }
+    return !m.cancel_load;  // false stops the read: kCancelled
   };
   if (n_ranks == 1) {
     auto whole = Model::from_file(std::move(*file), *l->backend, lo);
@@ -241,8 +257,8 @@ Result<std::shared_ptr<LoadedModel>> load_model(EngineService::Impl& m, const st
                    patches * static_cast<uint64_t>(7 * vc->n_embd + vc->n_ff) * sizeof(float);
     mm_file.emplace(std::move(*vf));
   }
-  const uint64_t kv_per_token = kv_bytes_per_token(m.opt, c);
-  const uint64_t workspace = workspace_bytes(m.opt, c);
+  const uint64_t kv_per_token = kv_bytes_per_token(settings.kv_type, c);
+  const uint64_t workspace = workspace_bytes(m.opt, settings.max_parallel, c);
   const uint64_t min_kv = kv_per_token * static_cast<uint64_t>(ctx_size);
   if (available > 0) {
     const uint64_t need = file_bytes + vision_bytes + workspace + min_kv + reserve;
@@ -259,14 +275,14 @@ Result<std::shared_ptr<LoadedModel>> load_model(EngineService::Impl& m, const st
   }
   // The KV pool takes what is left, up to ctx_size for each parallel sequence.
   uint64_t left = available > 0 ? available - file_bytes - vision_bytes - workspace - reserve
-                                : min_kv * static_cast<uint64_t>(m.opt.max_parallel);
+                                : min_kv * static_cast<uint64_t>(settings.max_parallel);
   int64_t kv_tokens = static_cast<int64_t>(
       std::min<uint64_t>(left / std::max<uint64_t>(kv_per_token, 1),
-                         static_cast<uint64_t>(ctx_size) * m.opt.max_parallel));
+                         static_cast<uint64_t>(ctx_size) * settings.max_parallel));
   kv_tokens = std::max(kv_tokens, ctx_size);
   const int64_t block = m.opt.kv_block_size;
-  KvCacheOptions kvo{c.n_layer,    c.n_kv_head, c.head_dim, block, (kv_tokens + block - 1) / block,
-                     m.opt.kv_type};
+  KvCacheOptions kvo{
+      c.n_layer, c.n_kv_head, c.head_dim, block, (kv_tokens + block - 1) / block, settings.kv_type};
   auto kv = KvCache::create(*l->backend, kvo);
   if (!kv.ok()) return kv.status();
   l->kv = std::move(*kv);
@@ -278,7 +294,7 @@ Result<std::shared_ptr<LoadedModel>> load_model(EngineService::Impl& m, const st
   // Several ranks: each touches only its shard while sharding (pre-faulting the whole file
   // would pull every byte of a model that does not fit one box into its page cache).
   if (n_ranks == 1 && dynamic_cast<WeightStreamer*>(l->backend.get()) == nullptr) {
-    read_ahead(m, l->model->file(), path);
+    ARC_RETURN_IF_ERROR(read_ahead(m, l->model->file(), path));
   }
 
   const gguf::File& f = n_ranks > 1 ? *file : l->model->file();  // read before the shard loads
@@ -325,13 +341,14 @@ Result<std::shared_ptr<LoadedModel>> load_model(EngineService::Impl& m, const st
   SchedulerOptions so;
   so.ctx_size = ctx_size;
   so.max_batch_tokens = m.opt.max_batch_tokens;
-  so.max_running = m.opt.max_parallel;
+  so.max_running = settings.max_parallel;
   if (n_ranks > 1) {
     // Last, so that nothing fails on rank 0 once the workers hold the model: they load their
     // shards while this rank loads its own. Each phase ends with every rank's outcome (the
     // first: every rank's memory guard, this one's passed above), so all ranks drop the model
     // together when one fails, and the error names the failed ranks.
-    TpModelSpec spec{path, kvo.n_blocks, block, m.opt.kv_type, m.opt.backend, workspace, reserve};
+    TpModelSpec spec{path,          kvo.n_blocks, block,  settings.kv_type,
+                     m.opt.backend, workspace,    reserve};
     ARC_RETURN_IF_ERROR(m.tp->begin_load(spec).with_context("ranks"));
     ARC_RETURN_IF_ERROR(m.tp->gather(ok_status()));
     auto shard = load_model_shard(std::move(*file), *l->backend, plan, lo);

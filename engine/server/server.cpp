@@ -239,6 +239,12 @@ void Server::Impl::install_routes() {
     res.status = 202;
     res.set_content(json({{"status", "loading"}}).dump(), "application/json");
   });
+  http.Post("/engine/load/cancel", [this](const Request&, Response& res) {
+    Status s = service.cancel_load();
+    if (!s.ok()) return server::send_openai_error(res, s);
+    res.status = 202;
+    res.set_content(json({{"status", "cancelling"}}).dump(), "application/json");
+  });
   http.Post("/engine/unload", [this](const Request&, Response& res) {
     Status s = service.unload();
     if (!s.ok()) return server::send_openai_error(res, s);

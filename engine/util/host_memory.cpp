@@ -183,7 +183,7 @@ Status read_file_rows(const std::string& path, uint64_t offset, uint64_t n_rows,
         ARC_RETURN_IF_ERROR(read_exact(dst + row * take_bytes + part,
                                        offset + row * stride + take_offset + part, len));
         done += len;
-        if (progress) progress(done);
+        if (progress && !progress(done)) return cancelled("reading " + path + " was cancelled");
       }
     }
     return ok_status();
@@ -199,7 +199,7 @@ Status read_file_rows(const std::string& path, uint64_t offset, uint64_t n_rows,
                   static_cast<size_t>(take_bytes));
     }
     done += rows * take_bytes;
-    if (progress) progress(done);
+    if (progress && !progress(done)) return cancelled("reading " + path + " was cancelled");
   }
   return ok_status();
 }

@@ -237,3 +237,93 @@ TEST_F(EngineClientTest, SessionTracksLoadProgressRefusalAndLoadedModel) {
   engine.sendEvents("event: unloaded\ndata: {}\n\n");
   ASSERT_TRUE(QTest::qWaitFor([&] { return session.loadedPath().isEmpty(); }, 3000));
 }
+
+// After a failed load the session shows what the engine then reports (the previous model
+// serving again), the banner clears on the next successful load without a reconnect, load
+// settings travel in the request body, and a cancelled load ends as "cancelled", not as an
+// error.
+TEST_F(EngineClientTest, HonestStateAfterFailureSettingsAndCancel) {
+  arc::app::EngineSession session;
+  session.client()->setBaseUrl(client.baseUrl());
+  session.client()->setBackoff(20, 200);
+  QSignalSpy opened(session.client(), &EngineClient::eventStreamOpened);
+  session.client()->connectToEngine();
+  ASSERT_TRUE(QTest::qWaitFor([&] { return opened.count() == 1; }, 5000));
+  ASSERT_TRUE(QTest::qWaitFor(
+      [&] { return session.loadedPath() == QStringLiteral("/m/tiny.gguf"); }, 3000));
+  QSignalSpy finished(&session, &arc::app::EngineSession::loadFinished);
+
+  // Settings: every one set travels under the engine's key; f16/f32 only.
+  engine.setResponse("POST", "/engine/load", 202, R"({"status":"loading"})");
+  arc::app::LoadSettings s;
+  s.contextTokens = 65536;
+  s.kvType = QStringLiteral("f32");
+  s.parallel = 4;
+  s.reserveGiB = 6.5;
+  session.load(QStringLiteral("/m/next.gguf"), s);
+  ASSERT_TRUE(QTest::qWaitFor(
+      [&] {
+        for (const auto& r : engine.requests)
+          if (r.path == "/engine/load") return true;
+        return false;
+      },
+      3000));
+  QJsonObject body;
+  for (const auto& r : engine.requests)
+    if (r.path == "/engine/load") body = QJsonDocument::fromJson(r.body).object();
+  EXPECT_EQ(body.value(QStringLiteral("model")).toString(), QStringLiteral("/m/next.gguf"));
+  EXPECT_EQ(body.value(QStringLiteral("ctx_size")).toInteger(), 65536);
+  EXPECT_EQ(body.value(QStringLiteral("kv_type")).toString(), QStringLiteral("f32"));
+  EXPECT_EQ(body.value(QStringLiteral("parallel")).toInt(), 4);
+  EXPECT_DOUBLE_EQ(body.value(QStringLiteral("reserve_gib")).toDouble(), 6.5);
+  arc::app::LoadSettings q8 = s;
+  q8.kvType = QStringLiteral("q8_0");  // a planning type the engine does not keep: not sent
+  EXPECT_FALSE(q8.toLoadRequest(QStringLiteral("/m/x.gguf")).contains(QStringLiteral("kv_type")));
+  EXPECT_EQ(arc::app::LoadSettings::fromJson(s.toJson()), s);
+
+  // The load fails after the unload; the engine brings tiny back and says so in its status.
+  engine.sendEvents("event: unloaded\ndata: {}\n\n");
+  ASSERT_TRUE(QTest::qWaitFor([&] { return session.loadedPath().isEmpty(); }, 3000));
+  engine.sendEvents(
+      "event: load_error\ndata: {\"model\":\"/m/next.gguf\",\"message\":\"bad tensor\"}\n\n");
+  ASSERT_TRUE(QTest::qWaitFor([&] { return finished.count() == 1; }, 3000));
+  EXPECT_FALSE(finished.last().at(0).toBool());
+  EXPECT_TRUE(session.message().contains(QStringLiteral("bad tensor")));
+  EXPECT_FALSE(session.isLoading());
+  // The client asked for the status after the failure: the session shows the model serving.
+  ASSERT_TRUE(QTest::qWaitFor(
+      [&] { return session.loadedPath() == QStringLiteral("/m/tiny.gguf"); }, 3000));
+
+  // The next load succeeds: the banner clears without a reconnect.
+  session.load(QStringLiteral("/m/next.gguf"), s);
+  engine.setResponse("GET", "/engine/status", 200,
+                     R"({"state":"ready","model":{"id":"next","path":"/m/next.gguf"}})");
+  engine.sendEvents("event: load_done\ndata: {\"model\":\"next\"}\n\n");
+  ASSERT_TRUE(QTest::qWaitFor([&] { return finished.count() == 2; }, 3000));
+  EXPECT_TRUE(finished.last().at(0).toBool());
+  EXPECT_TRUE(session.message().isEmpty()) << session.message().toStdString();
+  ASSERT_TRUE(QTest::qWaitFor(
+      [&] { return session.loadedPath() == QStringLiteral("/m/next.gguf"); }, 3000));
+
+  // Cancel: the request goes to /engine/load/cancel; the engine's cancelled event ends the load
+  // without an error message.
+  engine.setResponse("POST", "/engine/load/cancel", 202, R"({"status":"cancelling"})");
+  session.load(QStringLiteral("/m/big.gguf"), s);
+  EXPECT_TRUE(session.isLoading());
+  session.cancelLoad();
+  ASSERT_TRUE(QTest::qWaitFor(
+      [&] {
+        for (const auto& r : engine.requests)
+          if (r.path == "/engine/load/cancel") return true;
+        return false;
+      },
+      3000));
+  engine.sendEvents(
+      "event: load_error\ndata: {\"model\":\"/m/big.gguf\",\"message\":\"the load was "
+      "cancelled\",\"cancelled\":true}\n\n");
+  ASSERT_TRUE(QTest::qWaitFor([&] { return finished.count() == 3; }, 3000));
+  EXPECT_FALSE(finished.last().at(0).toBool());
+  EXPECT_TRUE(finished.last().at(1).toString().contains(QStringLiteral("cancelled")));
+  EXPECT_TRUE(session.message().isEmpty()) << session.message().toStdString();
+  EXPECT_FALSE(session.isLoading());
+}

@@ -224,6 +224,7 @@ TEST(CudaBackend, StreamedWeightsFromFile) {
     last_done = done;
     last_total = total;
     ++calls;
+    return true;
   };
   Engine f;
   f.backend = std::move(cuda);

@@ -99,6 +99,7 @@ struct LoadProgress {
       EXPECT_GE(d, done);
       done = d;
       total = t;
+      return true;
     };
     return lo;
   }
@@ -261,6 +262,35 @@ TEST(WeightStream, CpuBackendCopiesWeightsOutOfTheFile) {
   for (float v : want) ss += static_cast<double>(v) * v;
   const double tol = 1e-4 * std::sqrt(ss / static_cast<double>(want.size()));
   for (size_t i = 0; i < want.size(); ++i) ASSERT_NEAR(got[i], want[i], tol) << "logit " << i;
+}
+
+// A load whose progress callback says stop ends with kCancelled (the engine's "cancel load"),
+// and a later load on a fresh backend is unaffected.
+TEST(WeightStream, LoadStopsWhenProgressSaysSo) {
+  TestModelOptions o;
+  o.family = Family::kQwen3Moe;
+  o.type = "Q8_0";
+  o.n_embd = 256;
+  o.n_ff_exp = o.n_ff = 256;
+  const std::string path = (std::filesystem::temp_directory_path() /
+                            ("arc_cancel_" + std::to_string(getpid()) + ".gguf"))
+                               .string();
+  ASSERT_TRUE(write_test_model(o, path).ok());
+  auto be = make_cpu_backend(1);
+  ModelLoadOptions lo;
+  int calls = 0;
+  lo.progress = [&](uint64_t, uint64_t) {
+    ++calls;
+    return false;  // stop at the first chunk
+  };
+  auto stopped = Model::load(path, *be, lo);
+  ASSERT_FALSE(stopped.ok());
+  EXPECT_EQ(stopped.status().code(), StatusCode::kCancelled) << stopped.status().to_string();
+  EXPECT_EQ(calls, 1);
+  auto again_be = make_cpu_backend(1);
+  auto again = Model::load(path, *again_be);
+  std::filesystem::remove(path);
+  EXPECT_TRUE(again.ok()) << again.status().to_string();
 }
 
 // Decode on weights rearranged at load (arc/kernels/repack.h: Q4_K, Q6_K and Q8_0 in groups of

@@ -93,6 +93,7 @@ class ReadFileRows : public ::testing::Test {
                                 EXPECT_GT(done, last);
                                 last = done;
                                 ++calls;
+                                return true;
                               });
     ASSERT_TRUE(s.ok()) << s.to_string();
     EXPECT_EQ(got.back(), 0xA5) << "wrote past the end";

@@ -38,8 +38,9 @@ class StepGraphs {
   virtual bool graphs_enabled() const = 0;
 };
 
-// done / total bytes of a weight load.
-using LoadProgressFn = std::function<void(uint64_t done, uint64_t total)>;
+// done / total bytes of a weight load. Returning false stops the load: the streamer returns
+// kCancelled (the user cancelled it) and the caller drops what was placed.
+using LoadProgressFn = std::function<bool(uint64_t done, uint64_t total)>;
 
 class WeightStreamer {
  public:

@@ -57,6 +57,7 @@ class EngineService final : public InferenceService {
   nlohmann::json status() const override;
   Status load(const nlohmann::json& options) override;
   Status unload() override;
+  Status cancel_load() override;
   nlohmann::json local_models() const override;
   Result<nlohmann::json> fit(const nlohmann::json& request) const override;
   std::string metrics_text() const override;

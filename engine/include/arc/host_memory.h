@@ -58,8 +58,9 @@ HugePageReport huge_page_report();
 std::string parse_thp_mode(std::string_view enabled_file);
 uint64_t parse_anon_huge_bytes(std::string_view smaps_rollup);
 
-// Bytes read so far of a file read (for load progress).
-using ReadProgressFn = std::function<void(uint64_t done)>;
+// Bytes read so far of a file read (for load progress); returning false stops the read, which
+// then fails with kCancelled (a load the user cancelled).
+using ReadProgressFn = std::function<bool(uint64_t done)>;
 
 // Reads n_rows rows of `stride` bytes starting at byte `offset` of `path` and keeps bytes
 // [take_offset, take_offset + take_bytes) of each, packed one after another into `dst` (n_rows

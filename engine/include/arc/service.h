@@ -189,6 +189,9 @@ class InferenceService {
   virtual nlohmann::json status() const = 0;
   virtual Status load(const nlohmann::json& options) = 0;  // starts loading; progress as events
   virtual Status unload() = 0;
+  // Stops a load in progress (POST /engine/load/cancel): the model that was serving before it
+  // comes back. Services that load instantly keep this default.
+  virtual Status cancel_load() { return failed_precondition("no model is loading"); }
   virtual nlohmann::json local_models() const = 0;
   virtual Result<nlohmann::json> fit(const nlohmann::json& request) const = 0;
   virtual std::string metrics_text() const = 0;  // Prometheus text exposition
