@@ -1547,6 +1547,18 @@ spark-b slots=1</translation>
   <context>
     <name>arc::app::ModelsPage</name>
     <message>
+      <source>Vision</source>
+      <translation>Bildverarbeitung</translation>
+    </message>
+    <message>
+      <source>no projector made for this model beside it (put its mmproj file in the same folder)</source>
+      <translation>kein für dieses Modell gemachter Projektor daneben (seine mmproj-Datei in denselben Ordner legen)</translation>
+    </message>
+    <message>
+      <source>projector %1</source>
+      <translation>Projektor %1</translation>
+    </message>
+    <message>
       <source>Cancel load</source>
       <translation>Laden abbrechen</translation>
     </message>

@@ -165,6 +165,9 @@ CatalogEntry CatalogEntry::fromLocalJson(const QJsonObject& o) {
   if (e.id.isEmpty()) e.id = e.path;
   e.fileBytes = bytesOf(o);
   e.quant = pick(o, {"quant", "file_type", "dtype"}).toString();
+  e.projector = o.value(QLatin1String("mmproj")).toBool();
+  e.visionModel = o.contains(QLatin1String("vision_projector"));
+  e.visionProjector = o.value(QLatin1String("vision_projector")).toString();
   return e;
 }
 

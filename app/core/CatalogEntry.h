@@ -47,6 +47,9 @@ struct CatalogEntry {
   QString path;
   qint64 fileBytes = 0;
   QString quant;
+  bool projector = false;    // a vision projector (mmproj): the vision part of a model, not one
+  bool visionModel = false;  // takes images (with a projector)
+  QString visionProjector;   // vision models: the projector the engine pairs (empty: none fits)
 
   bool isLocal() const { return !path.isEmpty(); }
   qint64 sizeBytes() const;  // the file, or the smallest published build

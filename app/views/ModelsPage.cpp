@@ -490,6 +490,11 @@ void ModelsPage::showDetails(const CatalogEntry& e) {
   row(tr("Builds"), builds.join(QStringLiteral(", ")));
   row(tr("License"), e.license.isEmpty() && !e.isLocal() ? tr("not recorded") : e.license);
   if (e.isLocal()) row(tr("File"), QDir::toNativeSeparators(e.path));
+  if (e.visionModel)
+    row(tr("Vision"), e.visionProjector.isEmpty()
+                          ? tr("no projector made for this model beside it (put its mmproj file "
+                               "in the same folder)")
+                          : tr("projector %1").arg(QFileInfo(e.visionProjector).fileName()));
   html += QStringLiteral("</table>");
   if (!e.quality.isEmpty()) {
     html += QStringLiteral("<p><b>%1</b></p><ul>").arg(tr("Published quality"));
@@ -578,7 +583,9 @@ void ModelsPage::onLocalModels(const QJsonArray& models) {
   QList<CatalogEntry> entries;
   for (const QJsonValue& v : models)
     if (v.isObject()) {
-      entries << CatalogEntry::fromLocalJson(v.toObject());
+      CatalogEntry e = CatalogEntry::fromLocalJson(v.toObject());
+      if (e.projector) continue;  // shown as the vision part of its model, not as a model
+      entries << e;
       FitController::attachFitModel(entries.last());  // exact bytes when the file is readable here
     }
   m_local->setEntries(entries);

@@ -20,6 +20,7 @@
 #include "backend_flags.h"
 #include "commands.h"
 #include "sched/image_inputs.h"
+#include "sched/mmproj_pairing.h"
 #include "sched/sampler.h"
 
 #if __has_include("arc/tokenizer.h")
@@ -99,7 +100,7 @@ Result<PromptSetup> prepare_prompt(const RunOpts& o, const Model& model) {
       return invalid_argument(std::string(family_name(c.family)) +
                               " models take no images (vision families: qwen3vlmoe)");
     }
-    const std::string mm = o.mmproj.empty() ? find_paired_mmproj(o.model) : o.mmproj;
+    const std::string mm = o.mmproj.empty() ? find_paired_mmproj(o.model, c) : o.mmproj;
     if (mm.empty()) {
       return not_found(
           "no vision projector: give --mmproj FILE (or put the model's mmproj-*.gguf beside it)");

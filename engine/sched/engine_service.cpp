@@ -17,6 +17,7 @@
 #include "arc/gguf_summary.h"
 #include "arc/log.h"
 #include "sched/engine_service_impl.h"
+#include "sched/mmproj_pairing.h"
 
 namespace arc {
 
@@ -464,7 +465,15 @@ json EngineService::local_models() const {
       auto file = gguf::File::open(it->path().string());
       if (file.ok()) {
         entry["summary"] = gguf::to_json(gguf::summarize(*file));
-        entry["mmproj"] = name.rfind("mmproj", 0) == 0;
+        // A projector is the vision part of a model, not a model: listed as such, and each
+        // vision model names the projector that loading it pairs (the one made for it).
+        const bool projector = name.rfind("mmproj", 0) == 0 || file->architecture() == "clip";
+        entry["mmproj"] = projector;
+        if (auto cfg = config_from_gguf(*file); !projector && cfg.ok() && cfg->mrope()) {
+          const auto cands = mmproj_candidates(it->path().string(), *cfg);
+          entry["vision_projector"] =
+              !cands.empty() && cands.front().fits ? json(cands.front().path) : json(nullptr);
+        }
       } else {
         entry["error"] = file.status().message();
       }

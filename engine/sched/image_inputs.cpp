@@ -45,29 +45,6 @@ uint64_t ImageEmbeddingCache::hits() const {
   return hits_;
 }
 
-std::string find_paired_mmproj(const std::string& model_path) {
-  namespace fs = std::filesystem;
-  std::error_code ec;
-  const fs::path model(model_path);
-  const fs::path dir = model.has_parent_path() ? model.parent_path() : fs::path(".");
-  std::vector<std::string> found;
-  for (const auto& ent : fs::directory_iterator(dir, ec)) {
-    std::string name = ent.path().filename().string();
-    const std::string lower = ascii_lower(name);
-    if (lower.rfind("mmproj", 0) == 0 && lower.size() > 5 &&
-        lower.compare(lower.size() - 5, 5, ".gguf") == 0 && ent.is_regular_file(ec)) {
-      found.push_back(ent.path().string());
-    }
-  }
-  if (found.empty()) return "";
-  std::sort(found.begin(), found.end());
-  if (found.size() > 1) {
-    logger("engine")->warn("several vision projectors beside {}; using {} (choose with --mmproj)",
-                           model_path, found.front());
-  }
-  return found.front();
-}
-
 namespace {
 
 // Prefix-cache key of the k-th token of an image: negative (never a real token id), 31 bits of

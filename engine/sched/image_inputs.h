@@ -57,10 +57,6 @@ struct ImagePrompt {
   int64_t encoded = 0;  // images encoded now (the rest came from the cache)
 };
 
-// The vision projector beside `model_path` (mmproj*.gguf in its folder, the name llama.cpp's
-// converter and the model repositories use), or "" when there is none.
-std::string find_paired_mmproj(const std::string& model_path);
-
 // `ids` hold one `pad_id` per image, in the order of `images`. Errors (bad image, placeholder
 // count, projector and model that do not fit together) are INVALID_ARGUMENT with the reason.
 Result<ImagePrompt> expand_image_prompt(std::span<const int32_t> ids, int32_t pad_id,

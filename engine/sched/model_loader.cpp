@@ -12,6 +12,7 @@
 #include "arc/shard_plan.h"
 #include "arc/tensor_comm.h"
 #include "sched/engine_service_impl.h"
+#include "sched/mmproj_pairing.h"
 
 namespace arc {
 
@@ -233,7 +234,7 @@ Result<std::shared_ptr<LoadedModel>> load_model(EngineService::Impl& m, const st
   // With several ranks only rank 0 holds it (it encodes images and sends the encoder's output
   // with each step): the workers' load message does not name it.
   std::string mm = mmproj == "none" ? "" : mmproj;
-  if (mm.empty() && mmproj != "none" && c.mrope()) mm = find_paired_mmproj(path);
+  if (mm.empty() && mmproj != "none" && c.mrope()) mm = find_paired_mmproj(path, c);
   std::optional<gguf::File> mm_file;
   uint64_t vision_bytes = 0;
   if (!mm.empty()) {
