@@ -367,7 +367,8 @@ json EngineService::status() const {
                   {"weight_bytes", l->weight_bytes},
                   {"vision", l->info.vision},
                   {"mmproj", l->mmproj_path},
-                  {"tools", l->info.tools}};
+                  {"tools", l->info.tools},
+                  {"tool_call_syntax", output_syntax_name(l->syntax)}};
     SchedulerStats s = l->stats();
     j["kv"] = {{"blocks_total", s.kv_blocks_total},
                {"blocks_used", s.kv_blocks_used},

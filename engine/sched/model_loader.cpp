@@ -294,6 +294,8 @@ Result<std::shared_ptr<LoadedModel>> load_model(EngineService::Impl& m, const st
           l->tokenizer->eos_id() ? std::string(l->tokenizer->piece(*l->tokenizer->eos_id())) : "";
       l->formatter.emplace(std::move(*tpl), bos, eos);
       l->syntax = output_syntax_for_template(*tpl_src);
+      logger("engine")->info("chat template: tool calls and reasoning read as '{}'",
+                             output_syntax_name(l->syntax));
     } else {
       logger("engine")->warn(
           "the model's chat template does not parse ({}); chat requests "
@@ -367,8 +369,10 @@ Result<std::shared_ptr<LoadedModel>> load_model(EngineService::Impl& m, const st
   l->info.context_length = ctx_size;
   l->info.tools = l->formatter.has_value() &&
                   l->formatter->chat_template().source().find("tool") != std::string::npos;
-  l->info.reasoning = l->formatter.has_value() &&
-                      l->formatter->chat_template().source().find("<think>") != std::string::npos;
+  l->info.reasoning =
+      l->formatter.has_value() &&
+      (l->formatter->chat_template().source().find("<think>") != std::string::npos ||
+       l->syntax == OutputSyntax::kGptOss);
   l->info.vision = l->vision != nullptr;
   return l;
 }
