@@ -702,7 +702,10 @@ const char* output_syntax_name(OutputSyntax syntax) {
 }
 
 bool output_syntax_reads_token(OutputSyntax syntax, std::string_view t) {
-  if (syntax == OutputSyntax::kGptOss) return true;  // channels are all control tokens
+  if (syntax == OutputSyntax::kGptOss) {
+    return t == kHStart || t == kHChannel || t == kHMessage || t == kHEnd || t == kHCall ||
+           t == kHReturn || t == "<|constrain|>";
+  }
   if (t == kThinkOpen || t == kThinkClose) return syntax != OutputSyntax::kLlama3;
   switch (syntax) {
     case OutputSyntax::kDeepSeekV3:

@@ -39,7 +39,9 @@ std::vector<int32_t> end_of_turn_tokens(const Tokenizer& tok, const gguf::File& 
   add(file.get_int("tokenizer.ggml.eom_token_id"));
   for (const char* piece :
        {"<|im_end|>", "<|eot_id|>", "<|eom_id|>", "<|end_of_text|>", "<|endoftext|>", "<|return|>",
-        "<|call|>", "<end_of_turn>", "<｜end▁of▁sentence｜>", "</s>"}) {
+        "<|call|>", "<end_of_turn>", "<｜end▁of▁sentence｜>", "</s>",
+        // GLM-4.5/4.6 end a reply by opening the next turn (a user or a tool result).
+        "<|user|>", "<|observation|>"}) {
     if (auto id = tok.find_token(piece)) add(*id);
   }
   return ids;
