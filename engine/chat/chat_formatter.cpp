@@ -107,7 +107,12 @@ json chat_message_to_json(const ChatMessage& m) {
   json j = json::object();
   j["role"] = m.role;
   j["content"] = m.content;
-  if (!m.reasoning_content.empty()) j["reasoning_content"] = m.reasoning_content;
+  if (!m.reasoning_content.empty()) {
+    // Templates name the field differently: Qwen3, GLM and MiniMax read reasoning_content,
+    // gpt-oss reads thinking.
+    j["reasoning_content"] = m.reasoning_content;
+    j["thinking"] = m.reasoning_content;
+  }
   if (!m.tool_calls.empty()) {
     json calls = json::array();
     for (const auto& c : m.tool_calls) {
@@ -146,6 +151,8 @@ Result<std::vector<ChatMessage>> chat_messages_from_json(const json& messages) {
     }
     if (m.contains("reasoning_content") && m["reasoning_content"].is_string()) {
       msg.reasoning_content = m["reasoning_content"].get<std::string>();
+    } else if (m.contains("thinking") && m["thinking"].is_string()) {
+      msg.reasoning_content = m["thinking"].get<std::string>();  // gpt-oss's own field name
     }
     if (m.contains("tool_calls") && !m["tool_calls"].is_null()) {
       if (!m["tool_calls"].is_array())

@@ -5,6 +5,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "chat/xml_tool_calls.h"
+
 namespace arc {
 namespace {
 
@@ -28,6 +30,13 @@ constexpr std::string_view kHEnd = "<|end|>";
 constexpr std::string_view kHCall = "<|call|>";
 constexpr std::string_view kHReturn = "<|return|>";
 constexpr size_t kMaxHarmonyHeader = 512;
+constexpr std::string_view kMiniMaxOpen = "<minimax:tool_call>";
+constexpr std::string_view kMiniMaxClose = "</minimax:tool_call>";
+constexpr std::string_view kKimiSectionBegin = "<|tool_calls_section_begin|>";
+constexpr std::string_view kKimiSectionEnd = "<|tool_calls_section_end|>";
+constexpr std::string_view kKimiCallBegin = "<|tool_call_begin|>";
+constexpr std::string_view kKimiCallEnd = "<|tool_call_end|>";
+constexpr std::string_view kKimiArgBegin = "<|tool_call_argument_begin|>";
 
 bool is_ws(char c) {
   return c == ' ' || c == '\n' || c == '\t' || c == '\r';
@@ -168,6 +177,7 @@ struct OutputParser::Impl {
     kDsCall,
     kHarmonyHeader,
     kHarmonyBody,
+    kXmlCall,  // GLM, Qwen3-Coder, MiniMax: call_open ... call_close
   };
 
   OutputParserOptions opt;
@@ -180,6 +190,7 @@ struct OutputParser::Impl {
   bool ds_outer = false;       // inside <｜tool▁calls▁begin｜>
   size_t call_scanned = 0;     // bytes of buf already searched for a call's end marker
   std::string h_channel, h_recipient;
+  std::string_view call_open, call_close;  // kXmlCall, kDsCall: the markers of the open call
 
   explicit Impl(OutputParserOptions o) : opt(o) {
     think = o.think_tags.value_or(o.syntax != OutputSyntax::kLlama3 &&
@@ -232,7 +243,8 @@ struct OutputParser::Impl {
       case State::kDsCalls:
         return step_ds_calls(at_end);
       case State::kDsCall:
-        return step_closed_call(at_end, kDsCallBegin, kDsCallEnd);
+      case State::kXmlCall:
+        return step_closed_call(at_end, call_open, call_close);
       case State::kHarmonyHeader:
         return step_harmony_header(at_end);
       case State::kHarmonyBody:
@@ -282,12 +294,44 @@ struct OutputParser::Impl {
         f = earliest(buf, {kDsCallsBegin, kDsCallBegin});
         hold = hold_for(buf, {kDsCallsBegin, kDsCallBegin});
         break;
+      case OutputSyntax::kKimiK2:
+        f = earliest(buf, {kKimiSectionBegin, kKimiCallBegin});
+        hold = hold_for(buf, {kKimiSectionBegin, kKimiCallBegin});
+        break;
+      case OutputSyntax::kGlm45:
+      case OutputSyntax::kQwen3Coder:
+        f = earliest(buf, {kQwenOpen});
+        hold = hold_for(buf, {kQwenOpen});
+        break;
+      case OutputSyntax::kMiniMaxM2:
+        // Interleaved thinking: a <think> block may open anywhere in the reply.
+        f = earliest(buf, {kMiniMaxOpen, kThinkOpen});
+        hold = hold_for(buf, {kMiniMaxOpen, kThinkOpen});
+        break;
       default:
         break;
     }
     if (f.pos != std::string::npos) {
       emit_prefix(OutputEvent::Kind::kContent, f.pos);
       buf.erase(0, f.marker.size());
+      if (f.marker == kThinkOpen) {
+        state = State::kReasoning;
+        trim_newlines = true;
+        return true;
+      }
+      if (f.marker == kMiniMaxOpen || (f.marker == kQwenOpen && syn != OutputSyntax::kQwen)) {
+        state = State::kXmlCall;
+        call_open = f.marker;
+        call_close = f.marker == kMiniMaxOpen ? kMiniMaxClose : kQwenClose;
+        return true;
+      }
+      if (f.marker == kKimiSectionBegin || f.marker == kKimiCallBegin) {
+        state = f.marker == kKimiSectionBegin ? State::kDsCalls : State::kDsCall;
+        ds_outer = f.marker == kKimiSectionBegin;
+        call_open = kKimiCallBegin;
+        call_close = kKimiCallEnd;
+        return true;
+      }
       if (f.marker == kQwenOpen) state = State::kQwenCall;
       if (f.marker == kPythonTag) state = State::kPythonTag;
       if (f.marker == kDsCallsBegin) {
@@ -298,6 +342,8 @@ struct OutputParser::Impl {
         state = State::kDsCall;
         ds_outer = false;
       }
+      call_open = kDsCallBegin;
+      call_close = kDsCallEnd;
       return true;
     }
     size_t n = at_end ? buf.size() : utf8_safe(buf, buf.size() - hold);
@@ -358,6 +404,12 @@ struct OutputParser::Impl {
     if (state == State::kQwenCall) {
       out.push_back(json_call(raw, trim(body)));
       state = State::kContent;
+    } else if (state == State::kXmlCall) {
+      xml_calls(body);
+      state = State::kContent;
+    } else if (opt.syntax == OutputSyntax::kKimiK2) {
+      out.push_back(kimi_call(raw, body));
+      state = ds_outer ? State::kDsCalls : State::kContent;
     } else {
       out.push_back(deepseek_call(raw, body));
       state = ds_outer ? State::kDsCalls : State::kContent;
@@ -397,14 +449,55 @@ struct OutputParser::Impl {
     return call_event(raw, name, j);
   }
 
+  void xml_calls(const std::string& body) {
+    std::vector<chat::ParsedCall> calls;
+    if (opt.syntax == OutputSyntax::kGlm45) {
+      calls.push_back(chat::parse_glm_call(body, opt.tools));
+    } else if (opt.syntax == OutputSyntax::kQwen3Coder) {
+      calls.push_back(chat::parse_qwen3_coder_call(body, opt.tools));
+    } else {
+      calls = chat::parse_minimax_calls(body, opt.tools);
+    }
+    for (auto& c : calls) {
+      if (!c.error.empty()) {
+        out.push_back(call_error(std::move(c.raw), std::move(c.error)));
+        continue;
+      }
+      OutputEvent e;
+      e.kind = OutputEvent::Kind::kToolCall;
+      e.text = std::move(c.raw);
+      e.name = std::move(c.name);
+      e.arguments = std::move(c.arguments);
+      out.push_back(std::move(e));
+    }
+  }
+
+  // "functions.NAME:IDX<|tool_call_argument_begin|>{...}" (Kimi-K2).
+  static OutputEvent kimi_call(const std::string& raw, const std::string& body) {
+    size_t sep = body.find(kKimiArgBegin);
+    if (sep == std::string::npos) return call_error(raw, "Kimi tool call has no argument marker");
+    std::string id = trim(body.substr(0, sep));
+    size_t colon = id.rfind(':');
+    std::string name = id.substr(0, colon);
+    if (name.rfind("functions.", 0) == 0) name.erase(0, 10);
+    if (name.empty()) return call_error(raw, "Kimi tool call has no function name");
+    json j = json::parse(trim(body.substr(sep + kKimiArgBegin.size())), nullptr, false);
+    if (j.is_discarded() || !j.is_object()) {
+      return call_error(raw, "Kimi tool call arguments are not a JSON object");
+    }
+    return call_event(raw, name, j);
+  }
+
   bool step_ds_calls(bool at_end) {
-    Found f = earliest(buf, {kDsCallBegin, kDsCallsEnd});
+    const bool kimi = opt.syntax == OutputSyntax::kKimiK2;
+    const std::string_view call_begin = kimi ? kKimiCallBegin : kDsCallBegin;
+    Found f = earliest(buf, {call_begin, kimi ? kKimiSectionEnd : kDsCallsEnd});
     if (f.pos != std::string::npos) {
       std::string between = trim(std::string_view(buf).substr(0, f.pos));
       if (!between.empty())
         out.push_back(call_error(between, "unexpected text between tool calls"));
       buf.erase(0, f.pos + f.marker.size());
-      state = f.marker == kDsCallBegin ? State::kDsCall : State::kContent;
+      state = f.marker == call_begin ? State::kDsCall : State::kContent;
       trim_newlines = true;
       return true;
     }
@@ -584,8 +677,69 @@ std::vector<OutputEvent> OutputParser::finish() {
   return std::exchange(impl_->out, {});
 }
 
+const char* output_syntax_name(OutputSyntax syntax) {
+  switch (syntax) {
+    case OutputSyntax::kPlain:
+      return "plain";
+    case OutputSyntax::kQwen:
+      return "qwen";
+    case OutputSyntax::kLlama3:
+      return "llama3";
+    case OutputSyntax::kDeepSeekV3:
+      return "deepseek-v3";
+    case OutputSyntax::kGptOss:
+      return "harmony";
+    case OutputSyntax::kGlm45:
+      return "glm-4.5";
+    case OutputSyntax::kMiniMaxM2:
+      return "minimax-m2";
+    case OutputSyntax::kQwen3Coder:
+      return "qwen3-coder";
+    case OutputSyntax::kKimiK2:
+      return "kimi-k2";
+  }
+  return "unknown";
+}
+
+bool output_syntax_reads_token(OutputSyntax syntax, std::string_view t) {
+  if (syntax == OutputSyntax::kGptOss) {
+    return t == kHStart || t == kHChannel || t == kHMessage || t == kHEnd || t == kHCall ||
+           t == kHReturn || t == "<|constrain|>";
+  }
+  if (t == kThinkOpen || t == kThinkClose) return syntax != OutputSyntax::kLlama3;
+  switch (syntax) {
+    case OutputSyntax::kDeepSeekV3:
+      return t == kDsCallsBegin || t == kDsCallsEnd || t == kDsCallBegin || t == kDsCallEnd ||
+             t == kDsSep;
+    case OutputSyntax::kKimiK2:
+      return t == kKimiSectionBegin || t == kKimiSectionEnd || t == kKimiCallBegin ||
+             t == kKimiCallEnd || t == kKimiArgBegin;
+    case OutputSyntax::kGlm45:
+      return t == kQwenOpen || t == kQwenClose || t == "<arg_key>" || t == "</arg_key>" ||
+             t == "<arg_value>" || t == "</arg_value>";
+    case OutputSyntax::kMiniMaxM2:
+      return t == kMiniMaxOpen || t == kMiniMaxClose;
+    case OutputSyntax::kQwen:
+    case OutputSyntax::kQwen3Coder:
+      return t == kQwenOpen || t == kQwenClose;
+    case OutputSyntax::kLlama3:
+      return t == kPythonTag || t == kLlamaEom;
+    default:
+      return false;
+  }
+}
+
 OutputSyntax output_syntax_for_template(std::string_view src) {
   if (src.find("<|channel|>") != std::string_view::npos) return OutputSyntax::kGptOss;
+  if (src.find("<minimax:tool_call>") != std::string_view::npos) return OutputSyntax::kMiniMaxM2;
+  if (src.find("<|tool_calls_section_begin|>") != std::string_view::npos) {
+    return OutputSyntax::kKimiK2;
+  }
+  if (src.find("<arg_key>") != std::string_view::npos) return OutputSyntax::kGlm45;
+  if (src.find("<function=") != std::string_view::npos &&
+      src.find("<tool_call>") != std::string_view::npos) {
+    return OutputSyntax::kQwen3Coder;
+  }
   if (src.find("tool▁calls▁begin") != std::string_view::npos) return OutputSyntax::kDeepSeekV3;
   if (src.find("<tool_call>") != std::string_view::npos) return OutputSyntax::kQwen;
   if (src.find("<|start_header_id|>") != std::string_view::npos) return OutputSyntax::kLlama3;

@@ -1,6 +1,8 @@
 // arclight-engine make-test-model: writes a GGUF of a supported family with random weights.
 #include <algorithm>
 #include <cstdio>
+#include <fstream>
+#include <sstream>
 
 #include "arc/log.h"
 #include "commands.h"
@@ -17,6 +19,7 @@ void add_make_test_model_command(CLI::App& app, CliContext& ctx) {
     std::string family = "qwen3moe";
     std::string out;
     std::string mmproj;
+    std::string chat_template_file;
     vision::TestMmprojOptions v;
   };
   auto opts = std::make_shared<Opts>();
@@ -42,6 +45,10 @@ void add_make_test_model_command(CLI::App& app, CliContext& ctx) {
                   "real vocabulary: qwen3, llama3, deepseek_v3, gptoss");
   cmd->add_option("--fixtures-dir", o.fixtures_dir, "folder holding tokenizers/NAME/")
       ->capture_default_str();
+  cmd->add_option("--chat-template", opts->chat_template_file,
+                  "write this file as the chat template (a family's real template on a test "
+                  "vocabulary)")
+      ->check(CLI::ExistingFile);
   cmd->add_option("--seed", o.seed)->capture_default_str();
   cmd->add_flag("--repeat-weights", o.repeat_weights,
                 "copy layer 0 to every layer and expert 0 to every expert (multi-GB speed-test "
@@ -69,6 +76,12 @@ void add_make_test_model_command(CLI::App& app, CliContext& ctx) {
       return;
     }
     opts->o.family = *fam;
+    if (!opts->chat_template_file.empty()) {
+      std::ifstream in(opts->chat_template_file, std::ios::binary);
+      std::stringstream text;
+      text << in.rdbuf();
+      opts->o.chat_template = text.str();
+    }
     Status s = write_test_model(opts->o, opts->out);
     if (s.ok() && !opts->mmproj.empty()) {
       // The projector's output is the model's hidden size; its deepstack mergers as many as the

@@ -346,6 +346,9 @@ Result<gguf::Writer> make_writer(const TestModelOptions& o) {
   }
   cfg.n_vocab = n_vocab;
   if (Status s = cfg.validate(); !s.ok()) return s;
+  if (!o.chat_template.empty()) {
+    w.set("tokenizer.chat_template", gguf::Value::str(o.chat_template));
+  }
 
   auto u32 = [](int64_t x) { return gguf::Value::u32(static_cast<uint32_t>(x)); };
   w.set(a + ".block_count", u32(cfg.n_layer));

@@ -37,6 +37,7 @@ struct TestModelOptions {
   bool tied_embeddings = true;
   std::string tokenizer_fixture;  // qwen3, llama3, deepseek_v3, gptoss: real vocabulary
   std::string fixtures_dir;       // folder holding tokenizers/<name>/tokenizer.json
+  std::string chat_template;      // non-empty: tokenizer.chat_template (a real family's template)
   uint64_t seed = 1;
   // Speed-test models of several GB in seconds: every layer's tensors are copies of layer 0's,
   // and every expert of a 3-D expert tensor a copy of expert 0. Bytes read per token are those of

@@ -426,6 +426,7 @@ json EngineService::status() const {
                   {"vision", l->info.vision},
                   {"mmproj", l->mmproj_path},
                   {"tools", l->info.tools},
+                  {"tool_call_syntax", output_syntax_name(l->syntax)},
                   {"settings", settings_json(l->settings)}};
     SchedulerStats s = l->stats();
     j["kv"] = {{"blocks_total", s.kv_blocks_total},

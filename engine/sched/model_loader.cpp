@@ -40,7 +40,9 @@ std::vector<int32_t> end_of_turn_tokens(const Tokenizer& tok, const gguf::File& 
   add(file.get_int("tokenizer.ggml.eom_token_id"));
   for (const char* piece :
        {"<|im_end|>", "<|eot_id|>", "<|eom_id|>", "<|end_of_text|>", "<|endoftext|>", "<|return|>",
-        "<|call|>", "<end_of_turn>", "<｜end▁of▁sentence｜>", "</s>"}) {
+        "<|call|>", "<end_of_turn>", "<｜end▁of▁sentence｜>", "</s>",
+        // GLM-4.5/4.6 end a reply by opening the next turn (a user or a tool result).
+        "<|user|>", "<|observation|>"}) {
     if (auto id = tok.find_token(piece)) add(*id);
   }
   return ids;
@@ -311,6 +313,8 @@ Result<std::shared_ptr<LoadedModel>> load_model(EngineService::Impl& m, const st
           l->tokenizer->eos_id() ? std::string(l->tokenizer->piece(*l->tokenizer->eos_id())) : "";
       l->formatter.emplace(std::move(*tpl), bos, eos);
       l->syntax = output_syntax_for_template(*tpl_src);
+      logger("engine")->info("chat template: tool calls and reasoning read as '{}'",
+                             output_syntax_name(l->syntax));
     } else {
       logger("engine")->warn(
           "the model's chat template does not parse ({}); chat requests "
@@ -385,8 +389,10 @@ Result<std::shared_ptr<LoadedModel>> load_model(EngineService::Impl& m, const st
   l->info.context_length = ctx_size;
   l->info.tools = l->formatter.has_value() &&
                   l->formatter->chat_template().source().find("tool") != std::string::npos;
-  l->info.reasoning = l->formatter.has_value() &&
-                      l->formatter->chat_template().source().find("<think>") != std::string::npos;
+  l->info.reasoning =
+      l->formatter.has_value() &&
+      (l->formatter->chat_template().source().find("<think>") != std::string::npos ||
+       l->syntax == OutputSyntax::kGptOss);
   l->info.vision = l->vision != nullptr;
   return l;
 }

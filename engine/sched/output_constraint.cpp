@@ -4,6 +4,7 @@
 #include "grammar/json_schema.h"
 #include "grammar/tokenizer_vocab.h"
 #include "sched/engine_service_impl.h"
+#include "sched/tool_call_grammar.h"
 
 namespace arc {
 
@@ -13,7 +14,6 @@ using grammar::GrammarBuilder;
 using grammar::Sym;
 using nlohmann::ordered_json;
 
-constexpr const char* kQwenCallMarker = "<tool_call>";
 // Compiled grammars kept per model; past this many the cache starts again.
 constexpr size_t kMaxCachedMaskers = 32;
 
@@ -27,37 +27,6 @@ std::string cache_key(const OutputConstraint& c, const ConstraintOptions& o) {
   return k.dump();
 }
 
-// The call of one of the tools, in the family's syntax (as its chat template writes calls);
-// after_marker: without the marker that opens a Qwen call (free text matched it).
-Result<Sym> tool_call(GrammarBuilder& b, grammar::JsonSchemaCompiler& jc, const OutputConstraint& c,
-                      OutputSyntax syntax, bool after_marker) {
-  std::vector<grammar::Seq> calls;
-  for (const OutputConstraint::Tool& t : c.tools) {
-    Sym args = jc.any_object();
-    if (!t.parameters.is_null() && !t.parameters.empty()) {
-      auto compiled = jc.value(t.parameters, "tools[\"" + t.name + "\"].parameters");
-      if (compiled.ok()) {
-        args = *compiled;
-      } else if (t.strict) {
-        return compiled.status();
-      } else {
-        logger("engine")->info("tool {}: arguments constrained to any JSON object ({})", t.name,
-                               compiled.status().message());
-      }
-    }
-    const std::string name = ordered_json(t.name).dump();
-    if (syntax == OutputSyntax::kQwen) {
-      calls.push_back(grammar::cat({b.literal(std::string(after_marker ? "" : kQwenCallMarker) +
-                                              "\n{\"name\": " + name + ", \"arguments\": "),
-                                    grammar::one(args), b.literal("}\n</tool_call>")}));
-    } else {
-      calls.push_back(grammar::cat({b.literal("{\"name\": " + name + ", \"parameters\": "),
-                                    grammar::one(args), b.literal("}")}));
-    }
-  }
-  return b.rule("tool_call", std::move(calls));
-}
-
 }  // namespace
 
 Result<std::shared_ptr<grammar::TokenMasker>> constraint_masker(LoadedModel& l,
@@ -65,18 +34,20 @@ Result<std::shared_ptr<grammar::TokenMasker>> constraint_masker(LoadedModel& l,
                                                                 const ConstraintOptions& o) {
   if (c.kind == OutputConstraint::Kind::kNone) return std::shared_ptr<grammar::TokenMasker>();
   if (c.kind == OutputConstraint::Kind::kToolCall && c.optional &&
-      o.syntax != OutputSyntax::kQwen) {
-    // A Llama 3 call is a bare JSON reply: no marker tells it from text.
+      tool_call_marker(o.syntax).empty()) {
+    // A Llama 3 call is a bare JSON reply and a Harmony call a channel header: no marker in free
+    // text opens the constrained part.
     logger("engine")->info(
-        "strict tools with tool_choice auto are constrained for Qwen-style "
-        "calls only; this model's calls are not constrained");
+        "strict tools with tool_choice auto: this model's calls ({}) have no opening marker in "
+        "free text, so they are not constrained",
+        output_syntax_name(o.syntax));
     return std::shared_ptr<grammar::TokenMasker>();
   }
-  if (c.kind == OutputConstraint::Kind::kToolCall && o.syntax != OutputSyntax::kQwen &&
-      o.syntax != OutputSyntax::kLlama3) {
+  if (c.kind == OutputConstraint::Kind::kToolCall && !tool_call_grammar_supported(o.syntax)) {
     logger("engine")->warn(
-        "tool_choice forces a call, but this model's tool-call syntax has no grammar yet; the "
-        "call is not constrained");
+        "tool_choice forces a call, but this model's tool-call syntax ({}) has no grammar yet; "
+        "the call is not constrained",
+        output_syntax_name(o.syntax));
     return std::shared_ptr<grammar::TokenMasker>();
   }
   const std::string key = cache_key(c, o);
@@ -95,10 +66,10 @@ Result<std::shared_ptr<grammar::TokenMasker>> constraint_masker(LoadedModel& l,
       break;
     }
     default: {
-      ARC_ASSIGN_OR_RETURN(body, tool_call(b, jc, c, o.syntax, c.optional));
+      ARC_ASSIGN_OR_RETURN(body, tool_call_grammar(b, jc, c, o.syntax, c.optional));
       if (c.optional) {
         // Free text (reasoning included) in which the marker opens a constrained call.
-        body = b.until("text", kQwenCallMarker, {body}, /*free_text=*/true);
+        body = b.until("text", tool_call_marker(o.syntax), {body}, /*free_text=*/true);
       }
       break;
     }
@@ -120,7 +91,12 @@ Result<std::shared_ptr<grammar::TokenMasker>> constraint_masker(LoadedModel& l,
     }
   }
   if (!l.grammar_vocab) {
-    l.grammar_vocab = grammar::vocab_from_tokenizer(*l.tokenizer, l.stop_tokens);
+    // The family's markers are text to the grammar even where the vocabulary makes them
+    // control tokens (gpt-oss's channels, GLM's <arg_key>, ...).
+    const OutputSyntax syntax = l.syntax;
+    l.grammar_vocab = grammar::vocab_from_tokenizer(
+        *l.tokenizer, l.stop_tokens,
+        [syntax](std::string_view t) { return output_syntax_reads_token(syntax, t); });
   }
   if (l.maskers.size() >= kMaxCachedMaskers) l.maskers.clear();
   auto masker = std::make_shared<grammar::TokenMasker>(std::move(g), l.grammar_vocab);

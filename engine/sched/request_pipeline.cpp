@@ -79,6 +79,7 @@ Result<std::string> render_chat(const LoadedModel& l, const ChatRequest& r) {
   ChatFormatOptions fo;
   fo.add_generation_prompt = true;
   fo.enable_thinking = r.enable_thinking;
+  if (r.reasoning_effort) fo.extra["reasoning_effort"] = *r.reasoning_effort;
   if (!r.tools.empty()) fo.tools = nlohmann::ordered_json(r.tools);
   return l.formatter->format(messages, fo);
 }
@@ -147,9 +148,13 @@ Result<std::shared_ptr<PreparedRequest>> EngineService::prepare_chat(const ChatR
   p->seq.max_new_tokens = p->seq.sampling.max_tokens;
   p->seq.top_logprobs = r.sampling.top_logprobs;
   p->stops = r.sampling.stop;
-  p->parser.syntax =
-      r.tools.empty() && l->syntax != OutputSyntax::kGptOss ? OutputSyntax::kPlain : l->syntax;
+  // Without tools the reply is parsed for reasoning only, except where reasoning itself is
+  // marked by the family's syntax (gpt-oss channels, MiniMax's interleaved <think> blocks).
+  const bool syntax_marks_reasoning =
+      l->syntax == OutputSyntax::kGptOss || l->syntax == OutputSyntax::kMiniMaxM2;
+  p->parser.syntax = r.tools.empty() && !syntax_marks_reasoning ? OutputSyntax::kPlain : l->syntax;
   p->parser.starts_in_reasoning = prompt_opens_reasoning(prompt);
+  if (!r.tools.empty()) p->parser.tools = nlohmann::ordered_json(r.tools);
   p->top_logprobs = r.sampling.top_logprobs;
   ConstraintOptions co;
   co.syntax = l->syntax;
@@ -234,8 +239,13 @@ Status EngineService::run(const std::shared_ptr<PreparedRequest>& request, const
   auto handle = l.submit(p->seq);
   if (!handle) return unavailable("the model was unloaded; send the request again");
 
-  // gpt-oss speaks in channels marked by special tokens: keep them for the parser.
-  StreamingDetokenizer detok(tok, /*skip_special=*/p->parser.syntax != OutputSyntax::kGptOss);
+  // Control tokens are hidden, except the markers the output parser reads (gpt-oss's channels,
+  // tool-call markers that some vocabularies make special).
+  StreamingDetokenizer detok(tok, /*skip_special=*/false);
+  auto shown = [&](int32_t token) {
+    return !tok.is_special(token) ||
+           output_syntax_reads_token(p->parser.syntax, tok.token_bytes(token));
+  };
   StopMatcher stops(p->stops);
   OutputParser parser(p->parser);
   std::vector<TokenLogprob> pending_logprobs;
@@ -268,10 +278,13 @@ Status EngineService::run(const std::shared_ptr<PreparedRequest>& request, const
           ev.tool_call = {random_call_id(), e.name, e.arguments, ""};
           break;
         case OutputEvent::Kind::kToolCallError:
-          // A malformed call is not dropped: the client sees it, marked, with the raw text.
-          ev.kind = GenerationEvent::Kind::kToolCall;
-          ev.tool_call = {random_call_id(), e.name, e.text,
-                          e.error.empty() ? "malformed tool call" : e.error};
+          // A malformed call is not dropped: the client gets its text as content (a tool call
+          // whose arguments are not JSON would break clients), and the log says why.
+          logger("engine")->warn("malformed tool call from the model ({}); sent as content: {}",
+                                 e.error.empty() ? "malformed tool call" : e.error,
+                                 e.text.substr(0, 200));
+          ev.kind = GenerationEvent::Kind::kContent;
+          ev.text = e.text;
           break;
       }
       if (ev.kind != GenerationEvent::Kind::kToolCall && !pending_logprobs.empty()) {
@@ -325,7 +338,7 @@ Status EngineService::run(const std::shared_ptr<PreparedRequest>& request, const
         const bool end_token = o.finished && o.finish_reason == "stop" && !o.keeps_text;
         if (!end_token) {
           if (p->top_logprobs >= 0) pending_logprobs.push_back(token_logprob_of(o));
-          feed_text(detok.feed(o.token));
+          if (shown(o.token)) feed_text(detok.feed(o.token));
         }
       }
       if (stops.matched() && !finished) {

@@ -275,6 +275,12 @@ Result<ChatRequest> parse_anthropic_messages(const json& body, bool for_counting
       return invalid_argument("'thinking.type' must be 'enabled' or 'disabled'");
     }
   }
+  // Anthropic's effort setting (output_config.effort) is the reasoning effort of gpt-oss.
+  ARC_ASSIGN_OR_RETURN(const json* output_config, get_object(body, "output_config"));
+  if (output_config != nullptr) {
+    ARC_ASSIGN_OR_RETURN(req.reasoning_effort,
+                         get_reasoning_effort(*output_config, "effort", "output_config"));
+  }
   ARC_RETURN_IF_ERROR(get_bool(body, "stream"));
   if (!req.tools.empty()) {
     ARC_ASSIGN_OR_RETURN(req.constraint, parse_anthropic_constraint(body));

@@ -180,6 +180,17 @@ Result<std::optional<std::string>> get_string(const json& obj, std::string_view 
   return std::optional<std::string>{it->get<std::string>()};
 }
 
+Result<std::optional<std::string>> get_reasoning_effort(const json& obj, std::string_view key,
+                                                        std::string_view where) {
+  ARC_ASSIGN_OR_RETURN(auto effort, get_string(obj, key, where));
+  if (!effort) return effort;
+  if (*effort == "minimal") return std::optional<std::string>{"low"};
+  if (*effort != "low" && *effort != "medium" && *effort != "high") {
+    return invalid_argument(quoted(key, where) + " must be 'low', 'medium' or 'high'");
+  }
+  return effort;
+}
+
 Result<const json*> get_object(const json& obj, std::string_view key, std::string_view where) {
   if (!obj.is_object()) return static_cast<const json*>(nullptr);
   auto it = obj.find(key);

@@ -41,6 +41,10 @@ Result<std::optional<bool>> get_bool(const json& obj, std::string_view key,
                                      std::string_view where = {});
 Result<std::optional<std::string>> get_string(const json& obj, std::string_view key,
                                               std::string_view where = {});
+// A reasoning effort ("low", "medium" or "high", as gpt-oss's template takes it); "minimal" is
+// read as "low" (OpenAI's smallest level for its own models).
+Result<std::optional<std::string>> get_reasoning_effort(const json& obj, std::string_view key,
+                                                        std::string_view where = {});
 // An optional sub-object: absent or null gives nullptr, another type an error naming the field.
 Result<const json*> get_object(const json& obj, std::string_view key, std::string_view where = {});
 

@@ -291,9 +291,13 @@ Result<ChatRequest> parse_openai_chat(const json& body) {
   if (req.tools.empty() && req.constraint.kind == OutputConstraint::Kind::kToolCall) {
     req.constraint = {};  // tool_choice "none" wins
   }
+  ARC_ASSIGN_OR_RETURN(req.reasoning_effort, get_reasoning_effort(body, "reasoning_effort"));
   ARC_ASSIGN_OR_RETURN(const json* kwargs, get_object(body, "chat_template_kwargs"));
   if (kwargs != nullptr) {
     const json& kw = *kwargs;
+    ARC_ASSIGN_OR_RETURN(auto effort,
+                         get_reasoning_effort(kw, "reasoning_effort", "chat_template_kwargs"));
+    if (effort) req.reasoning_effort = effort;
     if (kw.contains("enable_thinking")) {
       if (!kw["enable_thinking"].is_boolean()) {
         return invalid_argument("'chat_template_kwargs.enable_thinking' must be true or false");

@@ -2,8 +2,10 @@
 // the reference did from the fixture's own context; the real tokenizer_config.json templates load
 // and render a basic conversation; and the CLI prints exactly the rendered prompt.
 #include <cstdio>
+#include <ctime>
 #include <filesystem>
 #include <fstream>
+#include <iomanip>
 #include <sstream>
 
 #include <gtest/gtest.h>
@@ -24,22 +26,44 @@ std::string read_file(const fs::path& p) {
 }
 
 TEST(ChatFormatter, RebuildsFixtureContexts) {
-  for (const char* family : {"qwen3", "llama3", "deepseek_v3", "gemma3"}) {
+  for (const char* family : {"qwen3", "llama3", "deepseek_v3", "gemma3", "gptoss", "glm46",
+                             "minimax_m2", "deepseek_v31", "kimi_k2", "qwen3_coder"}) {
     fs::path dir = fs::path(ARC_TEST_DATA_DIR) / "chat_templates" / family;
     auto tpl = arc::ChatTemplate::parse(read_file(dir / "chat_template.jinja"));
     ASSERT_TRUE(tpl.ok());
     const json cases = json::parse(read_file(dir / "cases.json"));
+    std::optional<std::time_t> now;
+    if (cases.contains("now")) {
+      std::tm tm{};
+      std::istringstream in(cases["now"].get<std::string>());
+      in >> std::get_time(&tm, "%Y-%m-%d");
+      now = timegm(&tm);
+    }
     for (const auto& c : cases["cases"]) {
       SCOPED_TRACE(std::string(family) + "/" + c["name"].get<std::string>());
       const json& ctx = c["context"];
       arc::ChatFormatter f(*tpl, ctx["bos_token"].get<std::string>(),
                            ctx["eos_token"].get<std::string>());
-      auto messages = arc::chat_messages_from_json(ctx["messages"]);
+      // Reasoning arrives as OpenAI clients send it (reasoning_content), whatever field name the
+      // template reads (gpt-oss reads thinking).
+      json sent = ctx["messages"];
+      for (auto& m : sent) {
+        if (m.contains("thinking")) {
+          m["reasoning_content"] = m["thinking"];
+          m.erase("thinking");
+        }
+      }
+      auto messages = arc::chat_messages_from_json(sent);
       ASSERT_TRUE(messages.ok()) << messages.status().to_string();
       arc::ChatFormatOptions opt;
       opt.add_generation_prompt = ctx["add_generation_prompt"].get<bool>();
       if (ctx.contains("tools")) opt.tools = ctx["tools"];
       if (ctx.contains("enable_thinking")) opt.enable_thinking = ctx["enable_thinking"].get<bool>();
+      // Template variables of their own: gpt-oss's reasoning_effort, DeepSeek-V3.1's thinking.
+      for (const char* k : {"reasoning_effort", "thinking"}) {
+        if (ctx.contains(k)) opt.extra[k] = ctx[k];
+      }
+      opt.now = now;
       auto out = f.format(*messages, opt);
       if (c.contains("error")) {
         EXPECT_FALSE(out.ok());

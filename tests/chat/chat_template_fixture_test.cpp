@@ -1,8 +1,10 @@
-// The four real chat templates against the reference renderer's output (@huggingface/jinja),
+// The real chat templates against the reference renderer's output (@huggingface/jinja),
 // byte for byte; cases where the reference raised must raise. The fixtures are copied into
 // tests/data/chat_templates so they always run; the shared copy is checked too when present.
+#include <ctime>
 #include <filesystem>
 #include <fstream>
+#include <iomanip>
 #include <sstream>
 
 #include <gtest/gtest.h>
@@ -25,9 +27,18 @@ void check_family(const fs::path& dir) {
   ASSERT_TRUE(tpl.ok()) << dir << ": " << tpl.status().to_string();
   auto cases = nlohmann::ordered_json::parse(read_file(dir / "cases.json"));
   ASSERT_FALSE(cases["cases"].empty());
+  // strftime_now() returns the fixture's fixed date ("now": "YYYY-MM-DD", UTC midnight).
+  std::optional<std::time_t> now;
+  if (cases.contains("now")) {
+    std::tm tm{};
+    std::istringstream in(cases["now"].get<std::string>());
+    in >> std::get_time(&tm, "%Y-%m-%d");
+    ASSERT_FALSE(in.fail()) << cases["now"];
+    now = timegm(&tm);
+  }
   for (const auto& c : cases["cases"]) {
     SCOPED_TRACE(dir.filename().string() + "/" + c["name"].get<std::string>());
-    auto out = tpl->render(c["context"]);
+    auto out = tpl->render(c["context"], now);
     if (c.contains("error")) {
       ASSERT_FALSE(out.ok()) << "reference raised: " << c["error"];
       EXPECT_NE(out.status().message().find(c["error"].get<std::string>()), std::string::npos)
@@ -52,6 +63,8 @@ TEST_P(ChatTemplateFixture, SharedFixtureRendersByteForByte) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Families, ChatTemplateFixture,
-                         ::testing::Values("qwen3", "llama3", "deepseek_v3", "gemma3"));
+                         ::testing::Values("qwen3", "llama3", "deepseek_v3", "gemma3", "gptoss",
+                                           "glm46", "minimax_m2", "deepseek_v31", "kimi_k2",
+                                           "qwen3_coder"));
 
 }  // namespace

@@ -93,6 +93,37 @@ TEST_F(ServerTest, ChatNonStreaming) {
   EXPECT_EQ(j["usage"]["prompt_tokens_details"]["cached_tokens"], 2);
 }
 
+TEST_F(ServerTest, ReasoningEffortFromBothDialects) {
+  start();
+  auto effort = [&] {
+    std::lock_guard<std::mutex> lock(service_.mu);
+    return service_.last_chat.reasoning_effort.value_or("unset");
+  };
+  json body = chat_body();
+  body["reasoning_effort"] = "high";
+  auto r = post("/v1/chat/completions", body);
+  ASSERT_TRUE(r);
+  ASSERT_EQ(r->status, 200) << r->body;
+  EXPECT_EQ(effort(), "high");
+  body.erase("reasoning_effort");
+  body["chat_template_kwargs"] = {{"reasoning_effort", "low"}};
+  r = post("/v1/chat/completions", body);
+  ASSERT_EQ(r->status, 200) << r->body;
+  EXPECT_EQ(effort(), "low");
+  body["reasoning_effort"] = "extreme";
+  r = post("/v1/chat/completions", body);
+  ASSERT_EQ(r->status, 400);
+  EXPECT_NE(r->body.find("'reasoning_effort' must be 'low', 'medium' or 'high'"), std::string::npos)
+      << r->body;
+  json anthropic = {{"model", "x"},
+                    {"max_tokens", 5},
+                    {"output_config", {{"effort", "medium"}}},
+                    {"messages", json::array({{{"role", "user"}, {"content", "hi"}}})}};
+  r = post("/v1/messages", anthropic);
+  ASSERT_EQ(r->status, 200) << r->body;
+  EXPECT_EQ(effort(), "medium");
+}
+
 TEST_F(ServerTest, ChatStreamingFramesAndUsage) {
   service_.script = {FakeService::content("a"), FakeService::content("b"),
                      FakeService::tool("get_weather", R"({"city":"Oslo"})")};

@@ -16,6 +16,8 @@
 #include <string_view>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 namespace arc {
 
 // How a model family marks tool calls (and, for gpt-oss, reasoning).
@@ -26,7 +28,20 @@ enum class OutputSyntax : int {
   kDeepSeekV3 =
       3,  // <｜tool▁calls▁begin｜><｜tool▁call▁begin｜>function<｜tool▁sep｜>NAME\n```json ...
   kGptOss = 4,  // Harmony: <|channel|>analysis|commentary|final, to=functions.NAME
+  // <tool_call>NAME\n<arg_key>K</arg_key>\n<arg_value>V</arg_value>\n</tool_call> (GLM-4.5/4.6)
+  kGlm45 = 5,
+  // <minimax:tool_call>\n<invoke name="N">\n<parameter name="K">V</parameter>\n</invoke>\n
+  // </minimax:tool_call>, with <think> blocks anywhere in the reply (MiniMax-M2)
+  kMiniMaxM2 = 6,
+  // <tool_call>\n<function=N>\n<parameter=K>\nV\n</parameter>\n</function>\n</tool_call>
+  kQwen3Coder = 7,
+  // <|tool_calls_section_begin|><|tool_call_begin|>functions.NAME:IDX
+  // <|tool_call_argument_begin|>{...}<|tool_call_end|>...<|tool_calls_section_end|> (Kimi-K2)
+  kKimiK2 = 8,
 };
+
+// "qwen", "glm-4.5", ...: for logs and /engine/status.
+const char* output_syntax_name(OutputSyntax syntax);
 
 struct OutputParserOptions {
   OutputSyntax syntax = OutputSyntax::kPlain;
@@ -36,6 +51,10 @@ struct OutputParserOptions {
   // The prompt already opened <think> (Qwen3 / DeepSeek R1 templates): output starts as reasoning.
   bool starts_in_reasoning = false;
   size_t max_tool_call_bytes = 1u << 20;  // a call longer than this is reported as malformed
+  // The request's tools (OpenAI form: [{"type":"function","function":{"name","parameters"}}]).
+  // XML-style calls (GLM, MiniMax, Qwen3-Coder) write every argument as text: a value is kept as
+  // a string unless its parameter's schema says it is not one, and then read as JSON.
+  nlohmann::ordered_json tools;
 };
 
 struct OutputEvent {
@@ -76,6 +95,9 @@ class OutputParser {
 
 // The syntax a chat template's model speaks, guessed from the template's own markers.
 OutputSyntax output_syntax_for_template(std::string_view template_source);
+// Whether a control token with this text must reach the parser of `syntax` (its markers are
+// special tokens in some vocabularies); other control tokens are hidden from the text.
+bool output_syntax_reads_token(OutputSyntax syntax, std::string_view token_text);
 // True when a rendered prompt ends inside an opened <think> block (thinking on).
 bool prompt_opens_reasoning(std::string_view rendered_prompt);
 

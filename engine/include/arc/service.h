@@ -72,6 +72,9 @@ struct ChatRequest {
   nlohmann::json messages = nlohmann::json::array();
   nlohmann::json tools = nlohmann::json::array();  // OpenAI "tools" entries
   std::optional<bool> enable_thinking;
+  // "low", "medium" or "high": the template variable reasoning_effort (gpt-oss); unset: the
+  // template's default.
+  std::optional<std::string> reasoning_effort;
   OutputConstraint constraint;  // response_format, or a forced (tool_choice) call
   SamplingParams sampling;
   std::string client;  // "openai" or "anthropic": for logs and metrics only
