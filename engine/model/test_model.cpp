@@ -407,7 +407,8 @@ Result<gguf::Writer> make_writer(const TestModelOptions& o) {
     w.set(a + ".expert_weights_scale", gguf::Value::f32(cfg.expert_weights_scale));
     w.set(a + ".expert_weights_norm", gguf::Value::boolean(true));
     w.set(a + ".nextn_predict_layers", u32(cfg.n_nextn));
-  } else if (o.family == Family::kMiniMaxM2) {
+  } else if (o.family == Family::kMiniMaxM2) {  // the converter writes intermediate_size twice
+    w.set(a + ".feed_forward_length", u32(cfg.n_ff_exp));  // llama.cpp sizes experts by it
     w.set(a + ".expert_feed_forward_length", u32(cfg.n_ff_exp));
     w.set(a + ".expert_gating_func", u32(2));  // sigmoid
   } else if (cfg.is_moe()) {
