@@ -182,8 +182,9 @@ void swiglu_ffn(LayerContext& c, const Weight& gate, const Weight& up, const Wei
                 float* out, bool accumulate) {
   StepBuffers& b = c.buf;
   const int64_t t = c.n_tokens;
-  linear(c.be, gate, b.xn, t, b.gate);
-  linear(c.be, up, b.xn, t, b.up);
+  const kernels::MatmulArgs gu[2] = {linear_args(gate, b.xn, t, b.gate),
+                                     linear_args(up, b.xn, t, b.up)};
+  c.be.matmul_multi(gu);  // one dispatch and one quantization of xn in decode
   c.be.swiglu(b.gate, b.up, b.gate, t * gate.shape[1]);
   linear(c.be, down, b.gate, t, out, accumulate);
 }
@@ -206,7 +207,20 @@ void moe_ffn_block(LayerContext& c) {
   const int64_t t = c.n_tokens;
   be.rms_norm(b.x, c.w(TensorRole::kFfnNorm).f32(), b.xn, t, cfg.n_embd, cfg.rms_eps);
 
-  linear(be, c.w(TensorRole::kFfnRouter), b.xn, t, b.router);  // [t, n_expert]
+  // The products of xn: the router, and the shared expert's gate and up (and its sigmoid gate)
+  // in one dispatch with one activation quantization in decode.
+  const bool shared = cfg.ffn == FfnKind::kMoeShared;
+  const Weight& shexp_gate = c.w(TensorRole::kFfnShexpGate);  // qwen2moe only
+  kernels::MatmulArgs mm[4];
+  size_t n_mm = 0;
+  mm[n_mm++] = linear_args(c.w(TensorRole::kFfnRouter), b.xn, t, b.router);  // [t, n_expert]
+  if (shared) {
+    mm[n_mm++] = linear_args(c.w(TensorRole::kFfnGateShexp), b.xn, t, b.gate);  // [t, ff_shexp]
+    mm[n_mm++] = linear_args(c.w(TensorRole::kFfnUpShexp), b.xn, t, b.up);      // [t, ff_shexp]
+    if (shexp_gate.present()) mm[n_mm++] = linear_args(shexp_gate, b.xn, t, b.shexp_gate);
+  }
+  be.matmul_multi({mm, n_mm});
+
   kernels::RouterArgs r;
   r.logits = b.router;
   r.n_tokens = t;
@@ -247,16 +261,14 @@ void moe_ffn_block(LayerContext& c) {
   m.accumulate = !c.tp;
   be.moe_ffn(m);
 
-  if (cfg.ffn == FfnKind::kMoeShared) {
-    const Weight& gg = c.w(TensorRole::kFfnGateShexp);
-    const Weight& gu = c.w(TensorRole::kFfnUpShexp);
-    const Weight& gd = c.w(TensorRole::kFfnDownShexp);
-    if (const Weight& gate = c.w(TensorRole::kFfnShexpGate); gate.present()) {  // qwen2moe
-      swiglu_ffn(c, gg, gu, gd, b.out, /*accumulate=*/false);
-      linear(be, gate, b.xn, t, b.shexp_gate);  // [t, 1]
+  if (shared) {
+    const Weight& down = c.w(TensorRole::kFfnDownShexp);
+    be.swiglu(b.gate, b.up, b.gate, t * down.shape[0]);
+    if (shexp_gate.present()) {  // qwen2moe: scaled by sigmoid(gate_inp_shexp . xn)
+      linear(be, down, b.gate, t, b.out);
       be.add_sigmoid_gated(block_target(c), b.out, b.shexp_gate, t, cfg.n_embd);
     } else {  // glm4moe: added as is, straight onto the routed experts' sum
-      swiglu_ffn(c, gg, gu, gd, block_target(c), /*accumulate=*/true);
+      linear(be, down, b.gate, t, block_target(c), /*accumulate=*/true);
     }
   }
   reduce_block(c);
