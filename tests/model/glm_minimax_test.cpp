@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstring>
 
+#include "arc/gguf_summary.h"
 #include "arc/model_arch.h"
 #include "model/reference_forward.h"
 #include "model/test_util.h"
@@ -170,6 +171,34 @@ TEST(MiniMaxM2Config, PerHeadNormIsRefused) {
   auto be = make_cpu_backend(1);
   Status s = Model::from_file(std::move(*g), *be).status();
   EXPECT_NE(s.message().find("attn_q_norm"), std::string::npos) << s.to_string();
+}
+
+// inspect's summary: the routing keys, the MTP layer and its bytes, left out of the bytes a
+// token reads.
+TEST(Glm4MoeConfig, InspectShowsRoutingAndMtpLayer) {
+  TestModelOptions o = model_of({"", Family::kGlm4Moe, 8, "F32"});
+  auto bytes = build_test_model(o);
+  ASSERT_TRUE(bytes.ok());
+  auto f = gguf::File::parse(*bytes, "inspect");
+  ASSERT_TRUE(f.ok());
+  const gguf::ModelSummary s = gguf::summarize(*f);
+  EXPECT_TRUE(s.known_architecture);
+  EXPECT_EQ(s.hp.block_count, o.n_layer + 1);
+  EXPECT_EQ(s.hp.nextn_predict_layers, 1);
+  EXPECT_EQ(s.hp.leading_dense_block_count, o.n_dense_lead);
+  EXPECT_EQ(s.hp.expert_shared_count, 1);
+  EXPECT_EQ(s.hp.expert_gating_func, 2);
+  EXPECT_EQ(s.hp.expert_weights_norm, true);
+  EXPECT_EQ(s.hp.rope_dimension_count, o.head_dim / 2);
+  ASSERT_TRUE(s.active_bytes_per_token.has_value());
+  const uint64_t mtp = s.bytes_by_layer.at(o.n_layer);
+  EXPECT_EQ(s.mtp_bytes, mtp);
+  // The engine's own count (weights of the forward layers) agrees with inspect's.
+  auto be = make_cpu_backend(1);
+  auto m = Model::from_file(std::move(*f), *be);
+  ASSERT_TRUE(m.ok()) << m.status().to_string();
+  EXPECT_EQ((*m)->weight_bytes(), s.tensor_bytes - mtp);
+  EXPECT_LT(*s.active_bytes_per_token, s.tensor_bytes - mtp);
 }
 
 class GlmMiniMaxVsReference : public ::testing::TestWithParam<ModelCase> {};
