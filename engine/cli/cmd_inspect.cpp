@@ -59,7 +59,22 @@ void print_text(const gguf::ModelSummary& s) {
     line("experts (used/total)",
          fmt::format("{}/{}", or_dash(hp.expert_used_count), *hp.expert_count));
     line("expert FFN size", or_dash(hp.expert_feed_forward_length));
+    if (hp.expert_shared_count) line("shared experts", or_dash(hp.expert_shared_count));
+    if (hp.leading_dense_block_count) {
+      line("leading dense layers", or_dash(hp.leading_dense_block_count));
+    }
+    if (hp.expert_gating_func) {
+      const int64_t g = *hp.expert_gating_func;
+      line("expert gating", g == 1 ? "softmax" : g == 2 ? "sigmoid" : fmt::format("type {}", g));
+    }
+    if (hp.expert_weights_norm) line("top-k renormalised", *hp.expert_weights_norm ? "yes" : "no");
+    if (hp.expert_weights_scale) line("routed scaling", or_dash(hp.expert_weights_scale));
   }
+  if (hp.nextn_predict_layers && *hp.nextn_predict_layers > 0) {
+    line("MTP layers", fmt::format("{} (in the layer count; not run, {})", *hp.nextn_predict_layers,
+                                   human_bytes(s.mtp_bytes)));
+  }
+  if (hp.rope_dimension_count) line("RoPE dims per head", or_dash(hp.rope_dimension_count));
   line("context length", or_dash(hp.context_length));
   line("RoPE freq base", or_dash(hp.rope_freq_base));
   if (hp.rope_scaling_type || hp.rope_scaling_factor) {

@@ -24,7 +24,8 @@ void add_make_test_model_command(CLI::App& app, CliContext& ctx) {
   };
   auto opts = std::make_shared<Opts>();
   TestModelOptions& o = opts->o;
-  cmd->add_option("--family", opts->family, "qwen3moe, qwen2moe, llama, qwen3, qwen3vlmoe")
+  cmd->add_option("--family", opts->family,
+                  "qwen3moe, qwen2moe, llama, qwen3, qwen3vlmoe, glm4moe, minimax-m2")
       ->capture_default_str();
   cmd->add_option("--out", opts->out, "output .gguf file")->required();
   cmd->add_option("--layers", o.n_layer)->capture_default_str();
@@ -53,6 +54,13 @@ void add_make_test_model_command(CLI::App& app, CliContext& ctx) {
   cmd->add_flag("--repeat-weights", o.repeat_weights,
                 "copy layer 0 to every layer and expert 0 to every expert (multi-GB speed-test "
                 "models in seconds)");
+  cmd->add_option("--dense-lead", o.n_dense_lead, "glm4moe: leading dense layers (of --ff)")
+      ->capture_default_str();
+  cmd->add_option("--nextn", o.n_nextn, "glm4moe: MTP layers after the forward layers")
+      ->capture_default_str();
+  cmd->add_flag("--qk-norm", o.qk_norm, "glm4moe: per-head q/k norms (as GLM-4.5 355B)");
+  cmd->add_option("--rot-dim", o.rot_dim, "rotated dims per head (0: the family's)")
+      ->capture_default_str();
   cmd->add_option("--deepstack", o.n_deepstack, "qwen3vlmoe: layers taking deepstack features")
       ->capture_default_str();
   cmd->add_option("--mmproj", opts->mmproj,
@@ -70,7 +78,8 @@ void add_make_test_model_command(CLI::App& app, CliContext& ctx) {
     auto fam = family_from_name(opts->family);
     if (!fam) {
       std::fprintf(stderr,
-                   "error: unknown family '%s' (qwen3moe, qwen2moe, llama, qwen3, qwen3vlmoe)\n",
+                   "error: unknown family '%s' (qwen3moe, qwen2moe, llama, qwen3, qwen3vlmoe, "
+                   "glm4moe, minimax-m2)\n",
                    opts->family.c_str());
       ctx.exit_code = 2;
       return;

@@ -13,7 +13,7 @@ namespace {
 
 bool is_kv(TensorRole r) {
   return r == TensorRole::kAttnK || r == TensorRole::kAttnV || r == TensorRole::kAttnKBias ||
-         r == TensorRole::kAttnVBias;
+         r == TensorRole::kAttnVBias || r == TensorRole::kAttnKNorm;  // full-width k norm
 }
 
 // The dimension a split divides: rows (shape[1]) or columns (shape[0]).

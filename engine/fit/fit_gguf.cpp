@@ -2,6 +2,7 @@
 #include "arc/fit_gguf.h"
 
 #include <algorithm>
+#include <cstdlib>
 #include <filesystem>
 #include <optional>
 
@@ -35,6 +36,14 @@ Architecture read_architecture(const gguf::File& f, const std::string& arch,
   const std::string p = arch + ".";
   Architecture a;
   a.layers = positive_or_zero(f.get_int(p + "block_count"));
+  // glm4moe's converter counts its multi-token-prediction layers in block_count: the engine
+  // neither loads nor runs them, so they hold no KV.
+  if (const int64_t mtp = positive_or_zero(f.get_int(p + "nextn_predict_layers"));
+      mtp > 0 && mtp < a.layers) {
+    a.layers -= mtp;
+    notes->push_back(fmt::format("{} multi-token-prediction layer{} not loaded (not counted)", mtp,
+                                 mtp == 1 ? "" : "s"));
+  }
   a.hidden = positive_or_zero(f.get_int(p + "embedding_length"));
   a.max_context = positive_or_zero(f.get_int(p + "context_length"));
   if (const gguf::Value* tokens = f.find("tokenizer.ggml.tokens")) {
@@ -109,9 +118,19 @@ Result<ModelSpec> model_spec_from_gguf(const gguf::File& f) {
   const bool moe = n_expert > 0 && n_used > 0 && n_used <= n_expert;
   const bool tied_output = f.find_tensor("output.weight") == nullptr;
 
+  // Tensors of the MTP layers (blk.N with N >= the forward layers) are not loaded.
+  const int64_t n_mtp =
+      positive_or_zero(f.get_int(arch + ".block_count")) - s.arch.layers;  // 0 without MTP
+  auto in_mtp = [&](const std::string& name) {
+    if (n_mtp <= 0 || name.rfind("blk.", 0) != 0) return false;
+    return std::strtoll(name.c_str() + 4, nullptr, 10) >= s.arch.layers;
+  };
   uint64_t total = 0;
+  size_t counted = 0;
   long double active = 0;
   for (const gguf::TensorInfo& t : f.tensors()) {
+    if (in_mtp(t.name)) continue;
+    ++counted;
     total += t.n_bytes;
     if (t.name.find("_exps") != std::string::npos) {
       // All experts stacked in one tensor; a token reads used/total of them.
@@ -127,7 +146,7 @@ Result<ModelSpec> model_spec_from_gguf(const gguf::File& f) {
   if (total == 0) return invalid_argument("'" + f.path() + "' holds no tensor data");
   s.weights_bytes = total;
   s.active_bytes_per_token = static_cast<uint64_t>(active + 0.5L);
-  s.weights_basis = fmt::format("exact tensor bytes of {} tensors in {}", f.tensors().size(),
+  s.weights_basis = fmt::format("exact tensor bytes of {} tensors in {}", counted,
                                 std::filesystem::path(f.path()).filename().string());
   if (!moe && n_expert == 0)
     s.notes.push_back("no experts in the file: every weight is read per token");

@@ -11,8 +11,9 @@ namespace arc::gguf {
 namespace {
 
 // The families of DESIGN.md; anything else is reported, not rejected.
-constexpr std::array<std::string_view, 8> kKnownArchitectures = {
-    "llama", "qwen2", "qwen3", "qwen2moe", "qwen3moe", "gpt-oss", "glm4moe", "deepseek2"};
+constexpr std::array<std::string_view, 9> kKnownArchitectures = {
+    "llama",   "qwen2",   "qwen3",     "qwen2moe",  "qwen3moe",
+    "gpt-oss", "glm4moe", "deepseek2", "minimax-m2"};
 
 // An integer key, or the largest element when the key is a per-layer array.
 std::optional<int64_t> int_or_max(const File& f, const std::string& key) {
@@ -76,6 +77,13 @@ Hyperparameters read_hyperparameters(const File& f, const std::string& arch) {
   hp.rope_scaling_type = f.get_string(p + "rope.scaling.type");
   hp.rope_scaling_factor = f.get_float(p + "rope.scaling.factor");
   hp.rope_scaling_original_context_length = f.get_int(p + "rope.scaling.original_context_length");
+  hp.rope_dimension_count = f.get_int(p + "rope.dimension_count");
+  hp.leading_dense_block_count = f.get_int(p + "leading_dense_block_count");
+  hp.expert_shared_count = f.get_int(p + "expert_shared_count");
+  hp.expert_gating_func = f.get_int(p + "expert_gating_func");
+  hp.expert_weights_scale = f.get_float(p + "expert_weights_scale");
+  hp.expert_weights_norm = f.get_bool(p + "expert_weights_norm");
+  hp.nextn_predict_layers = f.get_int(p + "nextn_predict_layers");
   return hp;
 }
 
@@ -160,15 +168,25 @@ ModelSummary summarize(const File& f) {
   s.tokenizer = read_tokenizer(f);
 
   s.n_tensors = f.tensors().size();
+  // The MTP layers are the last nextn_predict_layers of block_count.
+  const int64_t first_mtp = s.hp.block_count && s.hp.nextn_predict_layers
+                                ? *s.hp.block_count - *s.hp.nextn_predict_layers
+                                : INT64_MAX;
+  uint64_t mtp_expert_bytes = 0;
   for (const TensorInfo& t : f.tensors()) {
     s.tensor_bytes += t.n_bytes;
     s.bytes_by_type[std::string(dtype_name(t.type))] += t.n_bytes;
+    const bool expert = t.name.find("_exps") != std::string::npos;
     if (std::optional<int64_t> layer = layer_of(t.name)) {
       s.bytes_by_layer[*layer] += t.n_bytes;
+      if (*layer >= first_mtp) {
+        s.mtp_bytes += t.n_bytes;
+        if (expert) mtp_expert_bytes += t.n_bytes;
+      }
     } else {
       s.non_layer_bytes += t.n_bytes;
     }
-    if (t.name.find("_exps") != std::string::npos) s.expert_bytes += t.n_bytes;
+    if (expert) s.expert_bytes += t.n_bytes;
   }
   const auto& hp = s.hp;
   if (hp.expert_count && hp.expert_used_count && *hp.expert_count > 0 &&
@@ -176,9 +194,10 @@ ModelSummary summarize(const File& f) {
     // Expert tensors hold all experts stacked; a token reads used/total of them.
     const long double share = static_cast<long double>(*hp.expert_used_count) /
                               static_cast<long double>(*hp.expert_count);
+    const uint64_t experts = s.expert_bytes - mtp_expert_bytes;
     s.active_bytes_per_token =
-        (s.tensor_bytes - s.expert_bytes) +
-        static_cast<uint64_t>(static_cast<long double>(s.expert_bytes) * share + 0.5L);
+        (s.tensor_bytes - s.mtp_bytes - experts) +
+        static_cast<uint64_t>(static_cast<long double>(experts) * share + 0.5L);
   }
   return s;
 }
@@ -215,7 +234,14 @@ nlohmann::json to_json(const ModelSummary& s) {
         {"rope_freq_base", opt(hp.rope_freq_base)},
         {"rope_scaling_type", opt(hp.rope_scaling_type)},
         {"rope_scaling_factor", opt(hp.rope_scaling_factor)},
-        {"rope_scaling_original_context_length", opt(hp.rope_scaling_original_context_length)}}},
+        {"rope_scaling_original_context_length", opt(hp.rope_scaling_original_context_length)},
+        {"rope_dimension_count", opt(hp.rope_dimension_count)},
+        {"leading_dense_block_count", opt(hp.leading_dense_block_count)},
+        {"expert_shared_count", opt(hp.expert_shared_count)},
+        {"expert_gating_func", opt(hp.expert_gating_func)},
+        {"expert_weights_scale", opt(hp.expert_weights_scale)},
+        {"expert_weights_norm", opt(hp.expert_weights_norm)},
+        {"nextn_predict_layers", opt(hp.nextn_predict_layers)}}},
       {"tokenizer",
        {{"model", valid_utf8(s.tokenizer.model)},
         {"pre", valid_utf8(s.tokenizer.pre)},
@@ -230,6 +256,7 @@ nlohmann::json to_json(const ModelSummary& s) {
       {"bytes_by_layer", layers},
       {"non_layer_bytes", s.non_layer_bytes},
       {"expert_bytes", s.expert_bytes},
+      {"mtp_bytes", s.mtp_bytes},
       {"active_bytes_per_token", opt(s.active_bytes_per_token)},
   };
 }

@@ -30,16 +30,45 @@ float* block_target(LayerContext& c) {
   return c.tp ? c.buf.partial : c.buf.x;
 }
 
+// Tensor parallelism: p[0, n) summed over the ranks, in place.
+void all_reduce(LayerContext& c, float* p, int64_t n) {
+  // A host-memory collective (MPI) needs the values computed; one on the backend's stream
+  // (NCCL) is ordered after them.
+  Status s = c.tp->on_stream() ? ok_status() : c.be.sync();
+  if (s.ok()) s = c.tp->all_reduce_sum(p, n);
+  if (!s.ok() && c.tp_status.ok()) c.tp_status = s;
+}
+
 // Tensor parallelism: x += sum over ranks of the partial outputs.
 void reduce_block(LayerContext& c) {
   if (c.tp == nullptr) return;
   const int64_t n = c.n_tokens * c.cfg().n_embd;
-  // A host-memory collective (MPI) needs the partial sums computed; one on the backend's stream
-  // (NCCL) is ordered after them.
-  Status s = c.tp->on_stream() ? ok_status() : c.be.sync();
-  if (s.ok()) s = c.tp->all_reduce_sum(c.buf.partial, n);
-  if (!s.ok() && c.tp_status.ok()) c.tp_status = s;
+  all_reduce(c, c.buf.partial, n);
   c.be.add(c.buf.x, c.buf.partial, c.buf.x, n);
+}
+
+// q and k RMS-normed over their whole vectors (minimax-m2). Under tensor parallelism each rank
+// holds some heads: the sums of squares of q and k are summed over the ranks (one collective of
+// 2 x n_tokens values) before the scaling. Replicated KV heads (n_kv_head < ranks) add each head
+// once per rank holding it; dividing by local width x ranks cancels that exactly.
+void full_width_qk_norm(LayerContext& c) {
+  const ModelConfig& cfg = c.cfg();
+  StepBuffers& b = c.buf;
+  const int64_t t = c.n_tokens;
+  const float* wq = c.w(TensorRole::kAttnQNorm).f32();
+  const float* wk = c.w(TensorRole::kAttnKNorm).f32();
+  if (c.tp == nullptr) {
+    c.be.rms_norm(b.q, wq, b.q, t, cfg.q_dim(), cfg.rms_eps);
+    c.be.rms_norm(b.k, wk, b.k, t, cfg.kv_dim(), cfg.rms_eps);
+    return;
+  }
+  c.be.sum_squares(b.q, b.sumsq, t, cfg.q_dim());
+  c.be.sum_squares(b.k, b.sumsq + t, t, cfg.kv_dim());
+  all_reduce(c, b.sumsq, 2 * t);
+  const int64_t ranks = c.tp->size();
+  c.be.rms_norm_sumsq(b.q, wq, b.sumsq, b.q, t, cfg.q_dim(), cfg.q_dim() * ranks, cfg.rms_eps);
+  c.be.rms_norm_sumsq(b.k, wk, b.sumsq + t, b.k, t, cfg.kv_dim(), cfg.kv_dim() * ranks,
+                      cfg.rms_eps);
 }
 
 }  // namespace
@@ -62,7 +91,9 @@ void attention_block(LayerContext& c) {
     be.add_bias(b.k, c.w(TensorRole::kAttnKBias).f32(), t, cfg.kv_dim());
     be.add_bias(b.v, c.w(TensorRole::kAttnVBias).f32(), t, cfg.kv_dim());
   }
-  if (cfg.qk_norm) {  // per head: q viewed as [t * n_head, head_dim]
+  if (cfg.qk_norm_full) {
+    full_width_qk_norm(c);
+  } else if (cfg.qk_norm) {  // per head: q viewed as [t * n_head, head_dim]
     be.rms_norm(b.q, c.w(TensorRole::kAttnQNorm).f32(), b.q, t * cfg.n_head, cfg.head_dim,
                 cfg.rms_eps);
     be.rms_norm(b.k, c.w(TensorRole::kAttnKNorm).f32(), b.k, t * cfg.n_kv_head, cfg.head_dim,
@@ -151,8 +182,9 @@ void swiglu_ffn(LayerContext& c, const Weight& gate, const Weight& up, const Wei
                 float* out, bool accumulate) {
   StepBuffers& b = c.buf;
   const int64_t t = c.n_tokens;
-  linear(c.be, gate, b.xn, t, b.gate);
-  linear(c.be, up, b.xn, t, b.up);
+  const kernels::MatmulArgs gu[2] = {linear_args(gate, b.xn, t, b.gate),
+                                     linear_args(up, b.xn, t, b.up)};
+  c.be.matmul_multi(gu);  // one dispatch and one quantization of xn in decode
   c.be.swiglu(b.gate, b.up, b.gate, t * gate.shape[1]);
   linear(c.be, down, b.gate, t, out, accumulate);
 }
@@ -175,14 +207,31 @@ void moe_ffn_block(LayerContext& c) {
   const int64_t t = c.n_tokens;
   be.rms_norm(b.x, c.w(TensorRole::kFfnNorm).f32(), b.xn, t, cfg.n_embd, cfg.rms_eps);
 
-  linear(be, c.w(TensorRole::kFfnRouter), b.xn, t, b.router);  // [t, n_expert]
+  // The products of xn: the router, and the shared expert's gate and up (and its sigmoid gate)
+  // in one dispatch with one activation quantization in decode.
+  const bool shared = cfg.ffn == FfnKind::kMoeShared;
+  const Weight& shexp_gate = c.w(TensorRole::kFfnShexpGate);  // qwen2moe only
+  kernels::MatmulArgs mm[4];
+  size_t n_mm = 0;
+  mm[n_mm++] = linear_args(c.w(TensorRole::kFfnRouter), b.xn, t, b.router);  // [t, n_expert]
+  if (shared) {
+    mm[n_mm++] = linear_args(c.w(TensorRole::kFfnGateShexp), b.xn, t, b.gate);  // [t, ff_shexp]
+    mm[n_mm++] = linear_args(c.w(TensorRole::kFfnUpShexp), b.xn, t, b.up);      // [t, ff_shexp]
+    if (shexp_gate.present()) mm[n_mm++] = linear_args(shexp_gate, b.xn, t, b.shexp_gate);
+  }
+  be.matmul_multi({mm, n_mm});
+
   kernels::RouterArgs r;
   r.logits = b.router;
   r.n_tokens = t;
   r.n_expert = cfg.n_expert;
   r.k = cfg.n_expert_used;
-  r.scoring = kernels::RouterScoring::kSoftmax;
+  r.scoring =
+      cfg.router_sigmoid ? kernels::RouterScoring::kSigmoid : kernels::RouterScoring::kSoftmax;
+  const Weight& bias = c.w(TensorRole::kFfnExpProbsB);  // [n_expert] or absent
+  r.bias = bias.present() ? bias.f32() : nullptr;
   r.normalize = cfg.norm_topk;
+  r.weight_scale = cfg.expert_weights_scale;
   r.ids = b.expert_ids;
   r.weights = b.expert_w;
   be.moe_route(r);
@@ -212,11 +261,15 @@ void moe_ffn_block(LayerContext& c) {
   m.accumulate = !c.tp;
   be.moe_ffn(m);
 
-  if (cfg.ffn == FfnKind::kMoeShared) {
-    swiglu_ffn(c, c.w(TensorRole::kFfnGateShexp), c.w(TensorRole::kFfnUpShexp),
-               c.w(TensorRole::kFfnDownShexp), b.out, /*accumulate=*/false);
-    linear(be, c.w(TensorRole::kFfnShexpGate), b.xn, t, b.shexp_gate);  // [t, 1]
-    be.add_sigmoid_gated(block_target(c), b.out, b.shexp_gate, t, cfg.n_embd);
+  if (shared) {
+    const Weight& down = c.w(TensorRole::kFfnDownShexp);
+    be.swiglu(b.gate, b.up, b.gate, t * down.shape[0]);
+    if (shexp_gate.present()) {  // qwen2moe: scaled by sigmoid(gate_inp_shexp . xn)
+      linear(be, down, b.gate, t, b.out);
+      be.add_sigmoid_gated(block_target(c), b.out, b.shexp_gate, t, cfg.n_embd);
+    } else {  // glm4moe: added as is, straight onto the routed experts' sum
+      linear(be, down, b.gate, t, block_target(c), /*accumulate=*/true);
+    }
   }
   reduce_block(c);
 }

@@ -13,21 +13,22 @@ namespace arc {
 
 // Activations and batch description of one step (sized for n_tokens).
 struct StepBuffers {
-  float* x = nullptr;                  // [n_tokens, n_embd] residual stream
-  float* xn = nullptr;                 // [n_tokens, n_embd] normalised input of a block
-  float* q = nullptr;                  // [n_tokens, q_dim]
-  float* k = nullptr;                  // [n_tokens, kv_dim]
-  float* v = nullptr;                  // [n_tokens, kv_dim]
-  float* attn = nullptr;               // [n_tokens, q_dim] attention output before attn_output
-  float* out = nullptr;                // [n_tokens, n_embd] block output added to x
-  float* gate = nullptr;               // [n_tokens, max_ff] dense / shared-expert gate, then swiglu
-  float* up = nullptr;                 // [n_tokens, max_ff]
-  float* router = nullptr;             // [n_tokens, n_expert] router logits
-  int32_t* expert_ids = nullptr;       // [n_tokens, n_expert_used]
-  float* expert_w = nullptr;           // [n_tokens, n_expert_used]
-  float* shexp_gate = nullptr;         // [n_tokens] shared-expert gate logits
-  const int32_t* pos = nullptr;        // [n_tokens]
-  const int32_t* token_seq = nullptr;  // [n_tokens] row of block_tables
+  float* x = nullptr;             // [n_tokens, n_embd] residual stream
+  float* xn = nullptr;            // [n_tokens, n_embd] normalised input of a block
+  float* q = nullptr;             // [n_tokens, q_dim]
+  float* k = nullptr;             // [n_tokens, kv_dim]
+  float* v = nullptr;             // [n_tokens, kv_dim]
+  float* attn = nullptr;          // [n_tokens, q_dim] attention output before attn_output
+  float* out = nullptr;           // [n_tokens, n_embd] block output added to x
+  float* gate = nullptr;          // [n_tokens, max_ff] dense / shared-expert gate, then swiglu
+  float* up = nullptr;            // [n_tokens, max_ff]
+  float* router = nullptr;        // [n_tokens, n_expert] router logits
+  int32_t* expert_ids = nullptr;  // [n_tokens, n_expert_used]
+  float* expert_w = nullptr;      // [n_tokens, n_expert_used]
+  float* shexp_gate = nullptr;    // [n_tokens] shared-expert gate logits
+  float* sumsq = nullptr;  // [2, n_tokens] tensor parallel, full-width q/k norms: sums of squares
+  const int32_t* pos = nullptr;           // [n_tokens]
+  const int32_t* token_seq = nullptr;     // [n_tokens] row of block_tables
   const int32_t* block_tables = nullptr;  // [n_seqs, max_blocks]
   int64_t max_blocks = 0;
   const int32_t* slots = nullptr;  // [n_tokens]
@@ -58,14 +59,16 @@ struct LayerContext {
 };
 
 // x += attn_output(attention(rope(q), rope(k), v)) of rms_norm(x); optional q/k/v biases and
-// per-head q/k norms as the config says. Writes this step's K/V into the cache.
+// q/k norms (per head, or over the whole q and k: qk_norm_full) as the config says. Writes this
+// step's K/V into the cache.
 void attention_block(LayerContext& c);
 // x += deepstack[layer] when the step carries image features and layer < n_deepstack.
 void deepstack_block(LayerContext& c);
 // x += down(silu(gate(xn)) * up(xn)), xn = rms_norm(x, ffn_norm).
 void dense_ffn_block(LayerContext& c);
-// x += sum over the routed experts (softmax router, top-k), plus the shared expert scaled by
-// sigmoid(gate_inp_shexp . xn) when the config has one.
+// x += sum over the routed experts (softmax or sigmoid router, top-k), plus the shared expert
+// when the config has one: scaled by sigmoid(gate_inp_shexp . xn) when the model has that gate,
+// else added as is.
 void moe_ffn_block(LayerContext& c);
 
 // y = w x for a 2-D weight (n_out = shape[1] rows of shape[0]).

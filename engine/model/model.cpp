@@ -54,6 +54,16 @@ Status validate_tensors(const gguf::File& file, const ModelConfig& cfg) {
     if (!first.ok()) return;
     first = check_tensor(file, ref);
   });
+  // MTP layers: checked like the others (optional tensors only when present), never loaded.
+  for_each_mtp_tensor(cfg, [&](const TensorRef& ref) {
+    if (!first.ok()) return;
+    if (ref.spec->presence == Presence::kNextnOptional && file.find_tensor(ref.name) == nullptr) {
+      return;
+    }
+    first = check_tensor(file, ref);
+    if (!first.ok())
+      first = first.with_context("multi-token-prediction layer " + std::to_string(ref.layer));
+  });
   return first;
 }
 

@@ -51,13 +51,17 @@ int64_t resolve_dim(const ModelConfig& c, Dim d) {
       return c.n_ff_shexp;
     case Dim::kOne:
       return 1;
+    case Dim::kEmbd2:
+      return 2 * c.n_embd;
   }
   return 0;
 }
 
 namespace {
 
-bool present(const ModelConfig& c, Presence p) {
+// Whether a tensor of presence p is in layer `layer` (-1: globals; >= n_layer: an MTP layer).
+bool present(const ModelConfig& c, Presence p, int64_t layer) {
+  const bool mtp = layer >= c.n_layer;
   switch (p) {
     case Presence::kAlways:
       return true;
@@ -70,11 +74,14 @@ bool present(const ModelConfig& c, Presence p) {
     case Presence::kQkNorm:
       return c.qk_norm;
     case Presence::kDenseFfn:
-      return c.ffn == FfnKind::kDense;
+      return c.dense_layer(layer);
     case Presence::kMoeFfn:
-      return c.is_moe();
+      return c.is_moe() && !c.dense_layer(layer);
     case Presence::kSharedExpert:
-      return c.ffn == FfnKind::kMoeShared;
+      return c.ffn == FfnKind::kMoeShared && !c.dense_layer(layer);
+    case Presence::kNextn:
+    case Presence::kNextnOptional:
+      return mtp;
   }
   return false;
 }
@@ -97,11 +104,26 @@ void for_each_tensor(const ModelConfig& cfg, const std::function<void(const Tens
     return r;
   };
   for (const TensorSpec& t : spec.tensors) {
-    if (!t.per_layer && present(cfg, t.presence)) fn(make(t, -1));
+    if (!t.per_layer && present(cfg, t.presence, -1)) fn(make(t, -1));
   }
   for (int64_t l = 0; l < cfg.n_layer; ++l) {
     for (const TensorSpec& t : spec.tensors) {
-      if (t.per_layer && present(cfg, t.presence)) fn(make(t, static_cast<int>(l)));
+      if (t.per_layer && present(cfg, t.presence, l)) fn(make(t, static_cast<int>(l)));
+    }
+  }
+}
+
+void for_each_mtp_tensor(const ModelConfig& cfg, const std::function<void(const TensorRef&)>& fn) {
+  const FamilySpec& spec = family_spec(cfg.family);
+  for (int64_t l = cfg.n_layer; l < cfg.n_layer + cfg.n_nextn; ++l) {
+    for (const TensorSpec& t : spec.tensors) {
+      if (!t.per_layer || !present(cfg, t.presence, l)) continue;
+      TensorRef r;
+      r.spec = &t;
+      r.layer = static_cast<int>(l);
+      r.name = "blk." + std::to_string(l) + "." + std::string(t.name);
+      for (int i = 0; i < t.n_dims; ++i) r.shape.push_back(resolve_dim(cfg, t.dims[i]));
+      fn(r);
     }
   }
 }
@@ -120,6 +142,10 @@ const FamilyDef& family_def(Family f) {
       return qwen3moe_family();
     case Family::kQwen3VlMoe:
       return qwen3vlmoe_family();
+    case Family::kGlm4Moe:
+      return glm4moe_family();
+    case Family::kMiniMaxM2:
+      return minimax_m2_family();
   }
   return llama_family();
 }

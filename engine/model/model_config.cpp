@@ -21,13 +21,17 @@ std::string_view family_name(Family f) {
       return "qwen3moe";
     case Family::kQwen3VlMoe:
       return "qwen3vlmoe";
+    case Family::kGlm4Moe:
+      return "glm4moe";
+    case Family::kMiniMaxM2:
+      return "minimax-m2";
   }
   return "unknown";
 }
 
 std::optional<Family> family_from_name(std::string_view arch) {
   for (Family f : {Family::kLlama, Family::kQwen3, Family::kQwen2Moe, Family::kQwen3Moe,
-                   Family::kQwen3VlMoe}) {
+                   Family::kQwen3VlMoe, Family::kGlm4Moe, Family::kMiniMaxM2}) {
     if (family_name(f) == arch) return f;
   }
   return std::nullopt;
@@ -53,6 +57,16 @@ Status ModelConfig::validate() const {
       return bad("expert_used_count must be in [1, expert_count]");
     }
     if (n_ff_exp <= 0) return bad("expert feed_forward_length must be positive");
+  }
+  if (n_dense_lead < 0 || n_dense_lead > n_layer) {
+    return bad("leading_dense_block_count must be in [0, block_count]");
+  }
+  if (n_dense_lead > 0 && n_ff <= 0) {
+    return bad("feed_forward_length must be positive for the leading dense layers");
+  }
+  if (n_nextn < 0) return bad("nextn_predict_layers must not be negative");
+  if (!(expert_weights_scale > 0.0f) || !std::isfinite(expert_weights_scale)) {
+    return bad("expert_weights_scale must be positive");
   }
   if (ffn == FfnKind::kMoeShared && n_ff_shexp <= 0) {
     return bad("expert_shared_feed_forward_length must be positive");
@@ -97,6 +111,41 @@ bool file_has_tensor(const gguf::File& f, std::string_view name) {
   return f.find_tensor(name) != nullptr;
 }
 
+Status read_float(const gguf::File& f, std::string_view arch, std::string_view suffix, float& out) {
+  const std::string key = std::string(arch) + "." + std::string(suffix);
+  const gguf::Value* v = f.find(key);
+  if (v == nullptr) return ok_status();
+  auto x = v->as_float();
+  if (!x || !std::isfinite(*x))
+    return invalid_argument("metadata key '" + key + "' must be a number");
+  out = static_cast<float>(*x);
+  return ok_status();
+}
+
+Status read_bool(const gguf::File& f, std::string_view arch, std::string_view suffix, bool& out) {
+  const std::string key = std::string(arch) + "." + std::string(suffix);
+  const gguf::Value* v = f.find(key);
+  if (v == nullptr) return ok_status();
+  auto b = v->as_bool();
+  if (!b) return invalid_argument("metadata key '" + key + "' must be a bool");
+  out = *b;
+  return ok_status();
+}
+
+Status read_gating(const gguf::File& f, std::string_view arch, bool fallback, bool& sigmoid) {
+  int64_t func = 0;  // llama.cpp's llama_expert_gating_func_type: 0 none, 1 softmax, 2 sigmoid
+  ARC_RETURN_IF_ERROR(read_int(f, arch, "expert_gating_func", false, func));
+  if (func == 0) {
+    sigmoid = fallback;
+  } else if (func == 1 || func == 2) {
+    sigmoid = func == 2;
+  } else {
+    return unimplemented(std::string(arch) + ".expert_gating_func " + std::to_string(func) +
+                         " is not supported (1 softmax, 2 sigmoid)");
+  }
+  return ok_status();
+}
+
 }  // namespace arch
 
 namespace {
@@ -118,7 +167,8 @@ Result<ModelConfig> config_from_gguf(const gguf::File& file) {
   std::optional<Family> fam = family_from_name(arch);
   if (!fam) {
     return unimplemented("unsupported model architecture '" + arch +
-                         "' (supported: llama, qwen3, qwen2moe, qwen3moe, qwen3vlmoe)");
+                         "' (supported: llama, qwen3, qwen2moe, qwen3moe, qwen3vlmoe, glm4moe, "
+                         "minimax-m2)");
   }
   ModelConfig cfg;
   cfg.family = *fam;

@@ -83,6 +83,8 @@ float weight_scale(const TensorRef& ref, const ModelConfig& cfg) {
       return 0.2f;
     case TensorRole::kFfnShexpGate:
       return 1.0f / std::sqrt(n_in);
+    case TensorRole::kFfnExpProbsB:
+      return 0.1f;  // of the order of the sigmoid scores' gaps: changes some selections
     default:
       return 1.0f / std::sqrt(n_in);
   }
@@ -90,16 +92,18 @@ float weight_scale(const TensorRef& ref, const ModelConfig& cfg) {
 
 bool is_norm(TensorRole r) {
   return r == TensorRole::kOutputNorm || r == TensorRole::kAttnNorm || r == TensorRole::kFfnNorm ||
-         r == TensorRole::kAttnQNorm || r == TensorRole::kAttnKNorm;
+         r == TensorRole::kAttnQNorm || r == TensorRole::kAttnKNorm ||
+         r == TensorRole::kNextnEnorm || r == TensorRole::kNextnHnorm ||
+         r == TensorRole::kNextnSharedHeadNorm;
 }
 
-// Layer 0's tensors by role, for TestModelOptions::repeat_weights.
+// The first layer's tensors by role, for TestModelOptions::repeat_weights.
 using LayerCache = std::map<int, std::pair<DType, std::vector<uint8_t>>>;
 
 Status make_tensor(gguf::Writer& w, const TestModelOptions& o, const ModelConfig& cfg,
                    const TensorRef& ref, LayerCache& cache) {
   const int role = static_cast<int>(ref.spec->role);
-  if (o.repeat_weights && ref.layer > 0 && cache.count(role)) {
+  if (o.repeat_weights && ref.layer >= 0 && cache.count(role)) {
     const auto& [t, bytes] = cache[role];
     return w.add_tensor(ref.name, t, ref.shape, bytes);
   }
@@ -128,7 +132,7 @@ Status make_tensor(gguf::Writer& w, const TestModelOptions& o, const ModelConfig
   for (int64_t e = 1; e < n_copies; ++e) {
     std::memcpy(data.data() + static_cast<size_t>(e) * slice, data.data(), slice);
   }
-  if (o.repeat_weights && ref.layer == 0) cache[role] = {type, data};
+  if (o.repeat_weights && ref.layer >= 0) cache[role] = {type, data};
   return w.add_tensor(ref.name, type, ref.shape, data);
 }
 
@@ -304,7 +308,8 @@ Result<gguf::Writer> make_writer(const TestModelOptions& o) {
   cfg.n_ctx_train = o.n_ctx;
   cfg.tied_embeddings = o.tied_embeddings;
   const bool moe_family = o.family == Family::kQwen3Moe || o.family == Family::kQwen2Moe ||
-                          o.family == Family::kQwen3VlMoe;
+                          o.family == Family::kQwen3VlMoe || o.family == Family::kGlm4Moe ||
+                          o.family == Family::kMiniMaxM2;
   const int64_t n_expert = o.n_expert > 0 ? o.n_expert : (moe_family ? 8 : 0);
   if (moe_family && o.n_expert < 0) return invalid_argument("expert count must be positive");
   switch (o.family) {
@@ -324,12 +329,32 @@ Result<gguf::Writer> make_writer(const TestModelOptions& o) {
       cfg.ffn = FfnKind::kMoe;
       cfg.qk_norm = true;
       break;
+    case Family::kGlm4Moe:  // GLM-4.5's shape: one shared expert of the routed experts' width
+      cfg.ffn = FfnKind::kMoeShared;
+      cfg.qkv_bias = true;
+      cfg.qk_norm = o.qk_norm;
+      cfg.n_dense_lead = std::clamp<int64_t>(o.n_dense_lead, 0, o.n_layer);
+      cfg.n_nextn = std::max<int64_t>(o.n_nextn, 0);
+      cfg.router_sigmoid = true;
+      cfg.expert_weights_scale = 2.5f;  // GLM-4.5's routed_scaling_factor
+      cfg.rot_dim = o.head_dim / 2;
+      break;
+    case Family::kMiniMaxM2:
+      cfg.ffn = FfnKind::kMoe;
+      cfg.qk_norm = cfg.qk_norm_full = true;
+      cfg.router_sigmoid = true;
+      cfg.rot_dim = o.head_dim / 2;
+      break;
   }
+  if (o.rot_dim > 0) cfg.rot_dim = o.rot_dim;
   if (cfg.is_moe()) {
     cfg.n_expert = n_expert;
     cfg.n_expert_used = o.n_expert_used;
     cfg.n_ff_exp = o.n_ff_exp;
-    if (cfg.ffn == FfnKind::kMoeShared) cfg.n_ff_shexp = o.n_ff_shexp;
+    if (cfg.ffn == FfnKind::kMoeShared) {
+      cfg.n_ff_shexp = o.family == Family::kGlm4Moe ? o.n_ff_exp : o.n_ff_shexp;
+    }
+    if (cfg.n_dense_lead > 0) cfg.n_ff = o.n_ff;
   } else {
     cfg.n_ff = o.n_ff;
   }
@@ -351,7 +376,7 @@ Result<gguf::Writer> make_writer(const TestModelOptions& o) {
   }
 
   auto u32 = [](int64_t x) { return gguf::Value::u32(static_cast<uint32_t>(x)); };
-  w.set(a + ".block_count", u32(cfg.n_layer));
+  w.set(a + ".block_count", u32(cfg.n_layer + cfg.n_nextn));
   w.set(a + ".context_length", u32(o.n_ctx));
   w.set(a + ".embedding_length", u32(cfg.n_embd));
   w.set(a + ".attention.head_count", u32(cfg.n_head));
@@ -373,8 +398,22 @@ Result<gguf::Writer> make_writer(const TestModelOptions& o) {
     w.set(a + ".expert_count", u32(cfg.n_expert));
     w.set(a + ".expert_used_count", u32(cfg.n_expert_used));
   }
+  if (cfg.rot_dim != cfg.head_dim) w.set(a + ".rope.dimension_count", u32(cfg.rot_dim));
   if (o.family == Family::kLlama) {
     w.set(a + ".feed_forward_length", u32(cfg.is_moe() ? cfg.n_ff_exp : cfg.n_ff));
+  } else if (o.family == Family::kGlm4Moe) {  // the keys llama.cpp's converter writes
+    w.set(a + ".feed_forward_length", u32(cfg.n_ff > 0 ? cfg.n_ff : o.n_ff));
+    w.set(a + ".expert_feed_forward_length", u32(cfg.n_ff_exp));
+    w.set(a + ".expert_shared_count", u32(1));
+    w.set(a + ".leading_dense_block_count", u32(cfg.n_dense_lead));
+    w.set(a + ".expert_gating_func", u32(2));  // sigmoid
+    w.set(a + ".expert_weights_scale", gguf::Value::f32(cfg.expert_weights_scale));
+    w.set(a + ".expert_weights_norm", gguf::Value::boolean(true));
+    w.set(a + ".nextn_predict_layers", u32(cfg.n_nextn));
+  } else if (o.family == Family::kMiniMaxM2) {  // the converter writes intermediate_size twice
+    w.set(a + ".feed_forward_length", u32(cfg.n_ff_exp));  // llama.cpp sizes experts by it
+    w.set(a + ".expert_feed_forward_length", u32(cfg.n_ff_exp));
+    w.set(a + ".expert_gating_func", u32(2));  // sigmoid
   } else if (cfg.is_moe()) {
     w.set(a + ".expert_feed_forward_length", u32(cfg.n_ff_exp));
     if (cfg.ffn == FfnKind::kMoeShared) {
@@ -387,6 +426,9 @@ Result<gguf::Writer> make_writer(const TestModelOptions& o) {
   Status first;
   LayerCache cache;
   for_each_tensor(cfg, [&](const TensorRef& ref) {
+    if (first.ok()) first = make_tensor(w, o, cfg, ref, cache);
+  });
+  for_each_mtp_tensor(cfg, [&](const TensorRef& ref) {  // glm4moe nextn layers, all tensors
     if (first.ok()) first = make_tensor(w, o, cfg, ref, cache);
   });
   if (!first.ok()) return first;

@@ -31,6 +31,13 @@ struct TestModelOptions {
   int64_t n_vocab = 0;      // synthetic vocab only: 0 picks 256 bytes + 3 specials
   int64_t n_ctx = 4096;
   int64_t n_deepstack = 2;  // qwen3vlmoe: layers that take deepstack features (<= n_layer)
+  // glm4moe: leading dense layers (of n_ff), per-head q/k norms (GLM-4.5 355B has them, Air not),
+  // MTP layers appended after the n_layer forward layers (block_count = n_layer + n_nextn).
+  int64_t n_dense_lead = 1;
+  bool qk_norm = false;
+  int64_t n_nextn = 1;
+  // Rotated dims per head; 0: the family's (half the head for glm4moe and minimax-m2, as theirs).
+  int64_t rot_dim = 0;
   // F32, F16, Q8_0, Q4_K, Q6_K ... (any type the quantizers support), or the mixes Q4_K_M /
   // Q5_K_M (Q6_K for output, attn_v and ffn_down on some layers, like llama.cpp's).
   std::string type = "F32";

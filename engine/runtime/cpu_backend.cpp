@@ -74,6 +74,17 @@ class CpuBackend : public Backend {
       kernels::rms_norm(x + b * d, w, y + b * d, e - b, d, eps);
     });
   }
+  void sum_squares(const float* x, float* ss, int64_t n_rows, int64_t d) override {
+    kernels::parallel_for(&pool_, n_rows, 16, [&](int64_t b, int64_t e) {
+      kernels::sum_squares(x + b * d, ss + b, e - b, d);
+    });
+  }
+  void rms_norm_sumsq(const float* x, const float* w, const float* ss, float* y, int64_t n_rows,
+                      int64_t d, int64_t n_total, float eps) override {
+    kernels::parallel_for(&pool_, n_rows, 16, [&](int64_t b, int64_t e) {
+      kernels::rms_norm_sumsq(x + b * d, w, ss + b, y + b * d, e - b, d, n_total, eps);
+    });
+  }
   void rope(const kernels::RopeArgs& a) override {
     const float* cs = rope_angles(a);
     if (cs == nullptr) return;  // unusable rot_dim: nothing rotated, as kernels::rope

@@ -334,6 +334,24 @@ void CudaBackend::rms_norm(const float* x, const float* w, float* y, int64_t n_r
          std::to_string(n_rows) + " rows of " + std::to_string(d));
 }
 
+void CudaBackend::sum_squares(const float* x, float* ss, int64_t n_rows, int64_t d) {
+  kc::ScratchShape s;
+  s.max_dim = d;
+  if (!prepare(s, n_rows * d)) return;
+  finish("sum_squares", kc::sum_squares(ctx(), x, ss, n_rows, d),
+         std::to_string(n_rows) + " rows of " + std::to_string(d));
+}
+
+void CudaBackend::rms_norm_sumsq(const float* x, const float* w, const float* ss, float* y,
+                                 int64_t n_rows, int64_t d, int64_t n_total, float eps) {
+  kc::ScratchShape s;
+  s.max_dim = d;
+  if (!prepare(s, n_rows * d)) return;
+  finish(
+      "rms_norm_sumsq", kc::rms_norm_sumsq(ctx(), x, w, ss, y, n_rows, d, n_total, eps),
+      std::to_string(n_rows) + " rows of " + std::to_string(d) + " of " + std::to_string(n_total));
+}
+
 void CudaBackend::rope(const kernels::RopeArgs& a) {
   kc::ScratchShape s;
   s.max_tokens = a.n_tokens;

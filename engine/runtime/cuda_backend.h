@@ -51,6 +51,9 @@ class CudaBackend final : public Backend,
   void matmul(const kernels::MatmulArgs& a) override;
   void rms_norm(const float* x, const float* w, float* y, int64_t n_rows, int64_t d,
                 float eps) override;
+  void sum_squares(const float* x, float* ss, int64_t n_rows, int64_t d) override;
+  void rms_norm_sumsq(const float* x, const float* w, const float* ss, float* y, int64_t n_rows,
+                      int64_t d, int64_t n_total, float eps) override;
   void rope(const kernels::RopeArgs& a) override;
   void add(const float* a, const float* b, float* y, int64_t n) override;
   void add_bias(float* x, const float* bias, int64_t n_rows, int64_t d) override;

@@ -140,6 +140,7 @@ struct ForwardExecutor::Impl {
                            make<int32_t>(n * std::max<int64_t>(c.n_expert_used, 1)));
       ARC_ASSIGN_OR_RETURN(buf.expert_w, make<float>(n * std::max<int64_t>(c.n_expert_used, 1)));
       ARC_ASSIGN_OR_RETURN(buf.shexp_gate, make<float>(n));
+      ARC_ASSIGN_OR_RETURN(buf.sumsq, make<float>(2 * n));
       if (tp) {
         ARC_ASSIGN_OR_RETURN(buf.partial, make<float>(n * c.n_embd));
       }

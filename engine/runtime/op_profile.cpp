@@ -51,6 +51,13 @@ class ProfilingBackend final : public Backend {
                 float eps) override {
     time("rms_norm", [&] { in_.rms_norm(x, w, y, n_rows, d, eps); });
   }
+  void sum_squares(const float* x, float* ss, int64_t n_rows, int64_t d) override {
+    time("sum_squares", [&] { in_.sum_squares(x, ss, n_rows, d); });
+  }
+  void rms_norm_sumsq(const float* x, const float* w, const float* ss, float* y, int64_t n_rows,
+                      int64_t d, int64_t n_total, float eps) override {
+    time("rms_norm_sumsq", [&] { in_.rms_norm_sumsq(x, w, ss, y, n_rows, d, n_total, eps); });
+  }
   void rope(const kernels::RopeArgs& a) override {
     time("rope", [&] { in_.rope(a); });
   }

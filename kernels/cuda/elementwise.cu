@@ -27,6 +27,29 @@ __global__ void rms_norm_kernel(const float* x, const float* __restrict__ w, flo
   }
 }
 
+// One block per row: ss[r] = sum of x[r, :]^2. x: [n_rows, d].
+__global__ void sum_squares_kernel(const float* x, float* ss, int64_t d) {
+  ARC_SHARED(float, red, [32]);
+  const float* xr = x + blockIdx.x * d;
+  float s = 0.0f;
+  for (int64_t i = threadIdx.x; i < d; i += blockDim.x) s += xr[i] * xr[i];
+  s = block_sum(s, red);
+  if (threadIdx.x == 0) ss[blockIdx.x] = s;
+}
+
+// One block per row: y[r, :] = x[r, :] * w / sqrt(ss[r] / n_total + eps).
+__global__ void rms_norm_sumsq_kernel(const float* x, const float* __restrict__ w,
+                                      const float* __restrict__ ss, float* y, int64_t d,
+                                      int64_t n_total, float eps) {
+  const float* xr = x + blockIdx.x * d;
+  float* yr = y + blockIdx.x * d;
+  const float inv = rsqrtf(ss[blockIdx.x] / static_cast<float>(n_total) + eps);
+  for (int64_t i = threadIdx.x; i < d; i += blockDim.x) {
+    const float v = xr[i] * inv;
+    yr[i] = w != nullptr ? v * w[i] : v;
+  }
+}
+
 __global__ void add_kernel(const float* a, const float* b, float* y, int64_t n) {
   for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < n;
        i += static_cast<int64_t>(gridDim.x) * blockDim.x)
@@ -105,6 +128,24 @@ bool rms_norm(const Context& ctx, const float* x, const float* w, float* y, int6
   const int threads = d >= 4096 ? 1024 : (d >= 1024 ? 512 : 256);
   ARC_LAUNCH(static_cast<unsigned>(n_rows), threads, 0, ctx.stream, detail::rms_norm_kernel)
   (x, w, y, d, eps);
+  return true;
+}
+
+bool sum_squares(const Context& ctx, const float* x, float* ss, int64_t n_rows, int64_t d) {
+  if (n_rows < 0 || d <= 0 || n_rows > 0x7fffffff) return false;
+  if (n_rows == 0) return true;
+  const int threads = d >= 4096 ? 1024 : (d >= 1024 ? 512 : 256);
+  ARC_LAUNCH(static_cast<unsigned>(n_rows), threads, 0, ctx.stream, detail::sum_squares_kernel)
+  (x, ss, d);
+  return true;
+}
+
+bool rms_norm_sumsq(const Context& ctx, const float* x, const float* w, const float* ss, float* y,
+                    int64_t n_rows, int64_t d, int64_t n_total, float eps) {
+  if (n_rows < 0 || d <= 0 || n_total <= 0 || n_rows > 0x7fffffff) return false;
+  if (n_rows == 0) return true;
+  ARC_LAUNCH(static_cast<unsigned>(n_rows), kThreads, 0, ctx.stream, detail::rms_norm_sumsq_kernel)
+  (x, w, ss, y, d, n_total, eps);
   return true;
 }
 

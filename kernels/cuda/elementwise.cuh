@@ -1,4 +1,5 @@
-// Row-wise and elementwise F32 ops: rms_norm, add, add_bias, swiglu, add_sigmoid_gated, gather.
+// Row-wise and elementwise F32 ops: rms_norm (and its two-pass form sum_squares + rms_norm_sumsq),
+// add, add_bias, swiglu, add_sigmoid_gated, gather.
 // Plus two helpers used by moe.cu. All pointers are device memory; shapes as in cuda_ops.h.
 #pragma once
 

@@ -22,6 +22,28 @@ void rms_norm(const float* x, const float* w, float* y, int64_t n_rows, int64_t 
   }
 }
 
+// x: [n_rows, d]; ss: [n_rows].
+void sum_squares(const float* x, float* ss, int64_t n_rows, int64_t d) {
+  for (int64_t r = 0; r < n_rows; ++r) {
+    double s = 0.0;
+    for (int64_t i = 0; i < d; ++i) s += static_cast<double>(x[r * d + i]) * x[r * d + i];
+    ss[r] = static_cast<float>(s);
+  }
+}
+
+// x, y: [n_rows, d]; ss: [n_rows]; w: [d] or null.
+void rms_norm_sumsq(const float* x, const float* w, const float* ss, float* y, int64_t n_rows,
+                    int64_t d, int64_t n_total, float eps) {
+  for (int64_t r = 0; r < n_rows; ++r) {
+    const double inv = 1.0 / std::sqrt(static_cast<double>(ss[r]) / static_cast<double>(n_total) +
+                                       static_cast<double>(eps));
+    for (int64_t i = 0; i < d; ++i) {
+      const double v = x[r * d + i] * inv;
+      y[r * d + i] = static_cast<float>(w != nullptr ? v * w[i] : v);
+    }
+  }
+}
+
 // x: [n_rows, n]. A row that is entirely -inf (fully masked) becomes all zeros instead of NaN.
 void softmax_rows(float* x, int64_t n_rows, int64_t n) {
   for (int64_t r = 0; r < n_rows; ++r) {

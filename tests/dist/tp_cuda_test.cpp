@@ -114,7 +114,9 @@ const auto kCases = ::testing::Values(ModelCase{"qwen3moe_f32", Family::kQwen3Mo
                                       ModelCase{"llama_q8", Family::kLlama, 0, "Q8_0"},
                                       ModelCase{"mixtral_f32", Family::kLlama, 4, "F32"},
                                       ModelCase{"qwen3_f32", Family::kQwen3, 0, "F32"},
-                                      ModelCase{"qwen3_q8", Family::kQwen3, 0, "Q8_0"});
+                                      ModelCase{"qwen3_q8", Family::kQwen3, 0, "Q8_0"},
+                                      ModelCase{"glm4moe_f32", Family::kGlm4Moe, 8, "F32"},
+                                      ModelCase{"minimax_m2_f32", Family::kMiniMaxM2, 8, "F32"});
 
 // Every rank takes the same skip decision (one machine).
 #define ARC_TP_CUDA_OR_SKIP(min_devices)                                                    \

@@ -111,6 +111,25 @@ TEST(TensorParallel, Qwen3Moe) {
   compare_tp(opts(Family::kQwen3Moe, "F32"), kTolF32);
   compare_tp(opts(Family::kQwen3Moe, "Q8_0"), kTolQ8);
 }
+// glm4moe: a leading dense layer, sigmoid routing with the selection bias and routed scaling, a
+// shared expert added without a gate, partial rotary, q/k/v biases; the MTP layer not loaded.
+TEST(TensorParallel, Glm4Moe) {
+  TestModelOptions o = opts(Family::kGlm4Moe, "F32");
+  o.n_layer = 3;
+  compare_tp(o, kTolF32);
+  o.qk_norm = true;
+  compare_tp(o, kTolF32);
+  compare_tp(opts(Family::kGlm4Moe, "Q8_0"), kTolQ8);
+}
+// minimax-m2: the q/k norms over all heads span the ranks (their sums of squares are summed);
+// with one KV head both ranks hold it, and the k norm must still count it once.
+TEST(TensorParallel, MiniMaxM2) {
+  compare_tp(opts(Family::kMiniMaxM2, "F32"), kTolF32);
+  compare_tp(opts(Family::kMiniMaxM2, "Q8_0"), kTolQ8);
+  TestModelOptions o = opts(Family::kMiniMaxM2, "F32");
+  o.n_kv_head = 1;
+  compare_tp(o, kTolF32);
+}
 TEST(TensorParallel, KvHeadsReplicatedWhenFewerThanRanks) {
   TestModelOptions o = opts(Family::kQwen3, "F32");
   o.n_kv_head = 1;

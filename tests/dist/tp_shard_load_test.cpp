@@ -38,6 +38,13 @@ class HostStreamer final : public Backend, public WeightStreamer {
                 float eps) override {
     cpu_->rms_norm(x, w, y, n, d, eps);
   }
+  void sum_squares(const float* x, float* ss, int64_t n, int64_t d) override {
+    cpu_->sum_squares(x, ss, n, d);
+  }
+  void rms_norm_sumsq(const float* x, const float* w, const float* ss, float* y, int64_t n,
+                      int64_t d, int64_t n_total, float eps) override {
+    cpu_->rms_norm_sumsq(x, w, ss, y, n, d, n_total, eps);
+  }
   void rope(const kernels::RopeArgs& a) override { cpu_->rope(a); }
   void add(const float* a, const float* b, float* y, int64_t n) override { cpu_->add(a, b, y, n); }
   void add_bias(float* x, const float* b, int64_t n, int64_t d) override {

@@ -68,6 +68,37 @@ TEST_F(CudaTest, RmsNormMatchesRef) {
   }
 }
 
+// The two-pass norm of rows split across ranks (minimax-m2's full-width q/k norm).
+TEST_F(CudaTest, SumSquaresAndRmsNormSumsqMatchRef) {
+  for (int64_t d : {1, 67, 1000, 4099}) {
+    const int64_t rows = 5, n_total = 2 * d + 3;
+    const auto x = random_floats(static_cast<size_t>(rows * d), 3, -3.0f, 3.0f);
+    const auto w = random_floats(static_cast<size_t>(d), 4);
+    std::vector<float> ss_ref(rows);
+    ref::sum_squares(x.data(), ss_ref.data(), rows, d);
+    Dev<float> dx(x), dw(w), dss(static_cast<size_t>(rows)), dy(x.size());
+    ASSERT_TRUE(sum_squares(ctx_, dx.get(), dss.get(), rows, d));
+    sync();
+    const auto ss = dss.download();
+    EXPECT_LE(max_abs_diff(ss, ss_ref), 1e-5 * max_abs(ss_ref)) << "d " << d;
+    for (bool with_w : {true, false}) {
+      std::vector<float> ref(x.size());
+      ref::rms_norm_sumsq(x.data(), with_w ? w.data() : nullptr, ss_ref.data(), ref.data(), rows, d,
+                          n_total, 1e-6f);
+      Dev<float> dss_ref(ss_ref), dxi(x);
+      ASSERT_TRUE(rms_norm_sumsq(ctx_, dx.get(), with_w ? dw.get() : nullptr, dss_ref.get(),
+                                 dy.get(), rows, d, n_total, 1e-6f));
+      ASSERT_TRUE(rms_norm_sumsq(ctx_, dxi.get(), with_w ? dw.get() : nullptr, dss_ref.get(),
+                                 dxi.get(), rows, d, n_total, 1e-6f));  // in place
+      sync();
+      const auto y = dy.download(), yi = dxi.download();
+      EXPECT_LE(max_abs_diff(y, ref), 1e-5 * max_abs(ref)) << "d " << d;
+      EXPECT_LE(max_abs_diff(yi, ref), 1e-5 * max_abs(ref)) << "d " << d << " in place";
+    }
+  }
+  EXPECT_FALSE(rms_norm_sumsq(ctx_, nullptr, nullptr, nullptr, nullptr, 1, 4, 0, 1e-6f));
+}
+
 TEST_F(CudaTest, ElementwiseMatchRef) {
   const int64_t rows = 7, d = 131, n = rows * d;
   const auto a = random_floats(static_cast<size_t>(n), 3, -4.0f, 4.0f);

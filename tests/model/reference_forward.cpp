@@ -13,7 +13,9 @@ ReferenceModel::ReferenceModel(const gguf::File& f) : arch_(f.architecture()) {
   auto geti = [&](const std::string& k, int64_t def) {
     return f.get_int(arch_ + "." + k).value_or(def);
   };
-  n_layer_ = geti("block_count", 0);
+  // glm4moe's converter counts its multi-token-prediction layers in block_count; they are not
+  // part of the forward (transformers' Glm4MoeModel runs num_hidden_layers).
+  n_layer_ = geti("block_count", 0) - geti("nextn_predict_layers", 0);
   n_embd_ = geti("embedding_length", 0);
   n_head_ = geti("attention.head_count", 0);
   n_kv_ = geti("attention.head_count_kv", n_head_);
@@ -24,8 +26,15 @@ ReferenceModel::ReferenceModel(const gguf::File& f) : arch_(f.architecture()) {
   theta_ = f.get_float(arch_ + ".rope.freq_base").value_or(10000.0);
   // Llama GGUFs rotate adjacent pairs; the Qwen families rotate halves (NeoX).
   neox_ = arch_ != "llama";
-  // Qwen1.5/Qwen2 MoE does not renormalise its top-k weights; Qwen3 MoE and Mixtral do.
+  // Qwen1.5/Qwen2 MoE does not renormalise its top-k weights; Qwen3 MoE and Mixtral do; GLM
+  // says so in its config (norm_topk_prob), MiniMax-M2 always does.
   norm_topk_ = arch_ != "qwen2moe";
+  n_rot_ = geti("rope.dimension_count", hd_);
+  sigmoid_router_ = arch_ == "glm4moe" || arch_ == "minimax-m2";
+  if (arch_ == "glm4moe") {
+    norm_topk_ = f.get_bool(arch_ + ".expert_weights_norm").value_or(false);
+    routed_scale_ = f.get_float(arch_ + ".expert_weights_scale").value_or(1.0);
+  }
   sections_ = f.get_int_array(arch_ + ".rope.dimension_sections").value_or(std::vector<int64_t>{});
   n_deepstack_ = geti("n_deepstack_layers", 0);
   for (const gguf::TensorInfo& ti : f.tensors()) {
@@ -84,18 +93,19 @@ void ReferenceModel::rope(std::vector<double>& x, int64_t n_heads,
                           const std::array<int64_t, 3>& p3) const {
   for (int64_t h = 0; h < n_heads; ++h) {
     double* v = x.data() + h * hd_;
-    for (int64_t i = 0; i < hd_ / 2; ++i) {
+    for (int64_t i = 0; i < n_rot_ / 2; ++i) {  // dims from n_rot_ on pass unrotated
       int64_t axis = 0;
       if (!sections_.empty()) {
         if (i % 3 == 1 && i < 3 * sections_[1]) axis = 1;
         if (i % 3 == 2 && i < 3 * sections_[2]) axis = 2;
       }
       const int64_t pos = p3[axis];
-      const double ang = static_cast<double>(pos) *
-                         std::pow(theta_, -2.0 * static_cast<double>(i) / static_cast<double>(hd_));
+      const double ang =
+          static_cast<double>(pos) *
+          std::pow(theta_, -2.0 * static_cast<double>(i) / static_cast<double>(n_rot_));
       const double c = std::cos(ang), s = std::sin(ang);
       const int64_t a = neox_ ? i : 2 * i;
-      const int64_t b = neox_ ? i + hd_ / 2 : 2 * i + 1;
+      const int64_t b = neox_ ? i + n_rot_ / 2 : 2 * i + 1;
       const double x0 = v[a], x1 = v[b];
       v[a] = x0 * c - x1 * s;
       v[b] = x0 * s + x1 * c;
@@ -120,31 +130,46 @@ std::vector<double> ReferenceModel::ffn(const std::string& p, const std::vector<
     const std::vector<double> dv = matvec(d, gv, e < 0 ? 0 : e * n_embd_, n_embd_);
     for (int64_t i = 0; i < n_embd_; ++i) out[i] += scale * dv[i];
   };
-  if (n_expert_ == 0) {
+  if (!has(p + "ffn_gate_inp.weight")) {  // dense (every layer, or GLM's leading ones)
     swiglu(t(p + "ffn_gate.weight"), t(p + "ffn_up.weight"), t(p + "ffn_down.weight"), -1, 1.0);
     return out;
   }
-  // Router: softmax over all experts, the top n_used by probability (lowest id on ties).
-  std::vector<double> logits = matvec(t(p + "ffn_gate_inp.weight"), x);
-  const double mx = *std::max_element(logits.begin(), logits.end());
-  double sum = 0.0;
-  for (double& l : logits) sum += (l = std::exp(l - mx));
-  for (double& l : logits) l /= sum;
+  // Router scores: softmax over all experts, or an independent sigmoid per expert; the top
+  // n_used by score (plus the selection bias, when sigmoid), lowest id on ties.
+  std::vector<double> score = matvec(t(p + "ffn_gate_inp.weight"), x);
+  std::vector<double> select;
+  if (sigmoid_router_) {
+    const Mat& bias = t(p + "exp_probs_b.bias");
+    for (int64_t e = 0; e < n_expert_; ++e) {
+      score[e] = 1.0 / (1.0 + std::exp(-score[e]));
+      select.push_back(score[e] + bias.v[e]);
+    }
+  } else {
+    const double mx = *std::max_element(score.begin(), score.end());
+    double sum = 0.0;
+    for (double& l : score) sum += (l = std::exp(l - mx));
+    for (double& l : score) l /= sum;
+    select = score;
+  }
   std::vector<int64_t> idx(static_cast<size_t>(n_expert_));
   std::iota(idx.begin(), idx.end(), 0);
   std::stable_sort(idx.begin(), idx.end(),
-                   [&](int64_t a, int64_t b) { return logits[a] > logits[b]; });
+                   [&](int64_t a, int64_t b) { return select[a] > select[b]; });
   double wsum = 0.0;
-  for (int64_t j = 0; j < n_used_; ++j) wsum += logits[idx[j]];
+  for (int64_t j = 0; j < n_used_; ++j) wsum += score[idx[j]];
   for (int64_t j = 0; j < n_used_; ++j) {
-    const double w = norm_topk_ ? logits[idx[j]] / wsum : logits[idx[j]];
+    const double w = (norm_topk_ ? score[idx[j]] / wsum : score[idx[j]]) * routed_scale_;
     swiglu(t(p + "ffn_gate_exps.weight"), t(p + "ffn_up_exps.weight"),
            t(p + "ffn_down_exps.weight"), idx[j], w);
   }
-  if (has(p + "ffn_gate_shexp.weight")) {  // qwen2moe shared expert with its sigmoid gate
-    const double g = matvec(t(p + "ffn_gate_inp_shexp.weight"), x)[0];
+  if (has(p + "ffn_gate_shexp.weight")) {
+    // qwen2moe scales its shared expert by a sigmoid gate; GLM adds its shared experts as is.
+    double scale = 1.0;
+    if (has(p + "ffn_gate_inp_shexp.weight")) {
+      scale = 1.0 / (1.0 + std::exp(-matvec(t(p + "ffn_gate_inp_shexp.weight"), x)[0]));
+    }
     swiglu(t(p + "ffn_gate_shexp.weight"), t(p + "ffn_up_shexp.weight"),
-           t(p + "ffn_down_shexp.weight"), -1, 1.0 / (1.0 + std::exp(-g)));
+           t(p + "ffn_down_shexp.weight"), -1, scale);
   }
   return out;
 }
@@ -177,7 +202,12 @@ std::vector<std::vector<double>> ReferenceModel::forward(const std::vector<int32
         for (size_t j = 0; j < k[i].size(); ++j) k[i][j] += t(p + "attn_k.bias").v[j];
         for (size_t j = 0; j < v[i].size(); ++j) v[i][j] += t(p + "attn_v.bias").v[j];
       }
-      if (has(p + "attn_q_norm.weight")) {
+      if (has(p + "attn_q_norm.weight") && t(p + "attn_q_norm.weight").cols == n_head_ * hd_ &&
+          n_head_ > 1) {
+        // MiniMax-M2: one RMS norm over the whole q and the whole k (all heads).
+        q[i] = rms(q[i], &t(p + "attn_q_norm.weight"), 0, n_head_ * hd_);
+        k[i] = rms(k[i], &t(p + "attn_k_norm.weight"), 0, n_kv_ * hd_);
+      } else if (has(p + "attn_q_norm.weight")) {
         for (int64_t h2 = 0; h2 < n_head_; ++h2) {
           auto y = rms(q[i], &t(p + "attn_q_norm.weight"), h2 * hd_, hd_);
           std::copy(y.begin(), y.end(), q[i].begin() + h2 * hd_);
@@ -212,7 +242,10 @@ std::vector<std::vector<double>> ReferenceModel::forward(const std::vector<int32
       for (int64_t c = 0; c < n_embd_; ++c) x[i][c] += o[c];
     }
     for (int64_t i = 0; i < n; ++i) {
-      const std::vector<double> h = rms(x[i], &t(p + "ffn_norm.weight"), 0, n_embd_);
+      // GLM's FFN norm is its post_attention_layernorm, under that name in the GGUF.
+      const std::string norm =
+          has(p + "ffn_norm.weight") ? "ffn_norm.weight" : "post_attention_norm.weight";
+      const std::vector<double> h = rms(x[i], &t(p + norm), 0, n_embd_);
       const std::vector<double> f = ffn(p, h);
       for (int64_t c = 0; c < n_embd_; ++c) x[i][c] += f[c];
       // Deepstack: image tokens' hidden states get feature l after layer l.

@@ -48,6 +48,12 @@ class ReferenceModel {
   std::string arch_;
   int64_t n_layer_ = 0, n_embd_ = 0, n_head_ = 0, n_kv_ = 0, hd_ = 0, n_vocab_ = 0;
   int64_t n_expert_ = 0, n_used_ = 0;
+  int64_t n_rot_ = 0;  // rotated dims per head (partial rotary: glm4moe, minimax-m2)
+  // Sigmoid routing (transformers' Glm4MoeTopkRouter, MiniMaxM2TopKRouter): top-k of
+  // sigmoid(logit) + e_score_correction_bias, weights the unbiased scores, renormalised when
+  // norm_topk_, times routed_scale_.
+  bool sigmoid_router_ = false;
+  double routed_scale_ = 1.0;
   double eps_ = 1e-6, theta_ = 10000.0;
   bool neox_ = true, norm_topk_ = true;
   std::vector<int64_t> sections_;  // multi-axis rope sections (qwen3vlmoe), empty otherwise

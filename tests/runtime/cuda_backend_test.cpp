@@ -182,7 +182,11 @@ INSTANTIATE_TEST_SUITE_P(
                       ModelCase{"mixtral_q4km", Family::kLlama, 4, "Q4_K_M"},
                       ModelCase{"qwen3_f32", Family::kQwen3, 0, "F32"},
                       ModelCase{"qwen3_q8", Family::kQwen3, 0, "Q8_0"},
-                      ModelCase{"qwen3_q4km", Family::kQwen3, 0, "Q4_K_M"}),
+                      ModelCase{"qwen3_q4km", Family::kQwen3, 0, "Q4_K_M"},
+                      ModelCase{"glm4moe_f32", Family::kGlm4Moe, 8, "F32"},
+                      ModelCase{"glm4moe_q4km", Family::kGlm4Moe, 8, "Q4_K_M"},
+                      ModelCase{"minimax_m2_f32", Family::kMiniMaxM2, 8, "F32"},
+                      ModelCase{"minimax_m2_q4km", Family::kMiniMaxM2, 8, "Q4_K_M"}),
     [](const auto& info) { return std::string(info.param.name); });
 
 // Graphs change how steps are launched, not what they compute: the same model with and without.

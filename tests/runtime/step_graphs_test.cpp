@@ -46,6 +46,13 @@ class RecordingBackend final : public Backend, public StepGraphs {
                 float eps) override {
     op([=, this] { cpu_->rms_norm(x, w, y, n, d, eps); });
   }
+  void sum_squares(const float* x, float* ss, int64_t n, int64_t d) override {
+    op([=, this] { cpu_->sum_squares(x, ss, n, d); });
+  }
+  void rms_norm_sumsq(const float* x, const float* w, const float* ss, float* y, int64_t n,
+                      int64_t d, int64_t n_total, float eps) override {
+    op([=, this] { cpu_->rms_norm_sumsq(x, w, ss, y, n, d, n_total, eps); });
+  }
   void rope(const kernels::RopeArgs& a) override {
     op([=, this] { cpu_->rope(a); });
   }

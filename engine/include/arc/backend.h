@@ -63,6 +63,11 @@ class Backend {
   // x, y: [n_rows, d]; w: [d] F32 or null.
   virtual void rms_norm(const float* x, const float* w, float* y, int64_t n_rows, int64_t d,
                         float eps) = 0;
+  // The two passes of an RMS norm over rows split across ranks (arc/kernels/ops.h): ss[r] = sum
+  // of x[r, :]^2, then y = x * w / sqrt(ss / n_total + eps). x, y: [n_rows, d]; ss: [n_rows].
+  virtual void sum_squares(const float* x, float* ss, int64_t n_rows, int64_t d) = 0;
+  virtual void rms_norm_sumsq(const float* x, const float* w, const float* ss, float* y,
+                              int64_t n_rows, int64_t d, int64_t n_total, float eps) = 0;
   virtual void rope(const kernels::RopeArgs& a) = 0;
   // y = a + b, [n].
   virtual void add(const float* a, const float* b, float* y, int64_t n) = 0;

@@ -40,6 +40,12 @@ struct Hyperparameters {
   std::optional<std::string> rope_scaling_type;
   std::optional<double> rope_scaling_factor;
   std::optional<int64_t> rope_scaling_original_context_length;
+  std::optional<int64_t> rope_dimension_count;  // rotated dims per head (partial rotary)
+  // MoE routing and layout beyond the basics (glm4moe, minimax-m2, deepseek2).
+  std::optional<int64_t> leading_dense_block_count, expert_shared_count, expert_gating_func;
+  std::optional<double> expert_weights_scale;
+  std::optional<bool> expert_weights_norm;
+  std::optional<int64_t> nextn_predict_layers;  // MTP layers counted in block_count
 };
 
 struct ModelSummary {
@@ -59,7 +65,9 @@ struct ModelSummary {
   std::map<int64_t, uint64_t> bytes_by_layer;     // blk.N.* -> bytes
   uint64_t non_layer_bytes = 0;                   // embeddings, output head, final norm
   uint64_t expert_bytes = 0;                      // routed experts: tensors named *_exps*
-  // MoE only: weights read per token = non-expert bytes + expert bytes * used / total.
+  uint64_t mtp_bytes = 0;  // multi-token-prediction layers (the last nextn_predict_layers)
+  // MoE only: weights read per token = non-expert bytes + expert bytes * used / total (the MTP
+  // layers' bytes are not read by a plain decode step and are left out).
   std::optional<uint64_t> active_bytes_per_token;
 };
 

@@ -43,6 +43,14 @@ enum class TensorRole : int {
   kFfnGateShexp,  // [n_ff_shexp rows of n_embd]
   kFfnUpShexp,    // [n_ff_shexp rows of n_embd]
   kFfnDownShexp,  // [n_embd rows of n_ff_shexp]
+  kFfnExpProbsB,  // [n_expert]: expert score-correction bias, selection only (exp_probs_b.bias)
+  // Multi-token prediction (glm4moe nextn layers): validated, not loaded (arc/model.h).
+  kNextnEhProj,          // [n_embd rows of 2 * n_embd]
+  kNextnEnorm,           // [n_embd]
+  kNextnHnorm,           // [n_embd]
+  kNextnEmbedTokens,     // [n_vocab rows of n_embd], optional
+  kNextnSharedHeadHead,  // [n_vocab rows of n_embd], optional
+  kNextnSharedHeadNorm,  // [n_embd]
   kCount
 };
 
@@ -58,7 +66,8 @@ enum class Dim : uint8_t {
   kExpert,
   kFfExp,
   kFfShexp,
-  kOne
+  kOne,
+  kEmbd2,  // 2 * n_embd (nextn eh_proj input)
 };
 
 // How a tensor splits across N tensor-parallel ranks (GGUF order: shape[0] is the row length,
@@ -85,6 +94,8 @@ enum class Presence : uint8_t {
   kDenseFfn,  // ffn_gate/up/down
   kMoeFfn,    // router and routed experts
   kSharedExpert,
+  kNextn,          // only in the MTP layers (ModelConfig::n_nextn)
+  kNextnOptional,  // only in the MTP layers, and only when the file has it
 };
 
 struct TensorSpec {
@@ -113,8 +124,13 @@ struct TensorRef {
   std::vector<int64_t> shape;  // GGUF order
 };
 
-// Visits every tensor the config's model must hold, globals first, then layer by layer.
+// Visits every tensor the config's model must hold, globals first, then layer by layer (the
+// n_layer forward layers: what loading, sharding and the generator walk).
 void for_each_tensor(const ModelConfig& cfg, const std::function<void(const TensorRef&)>& fn);
+// Visits the tensors of the MTP layers (cfg.n_nextn after the forward layers): the layer table
+// as for a MoE layer plus the kNextn tensors; kNextnOptional ones are visited too (the caller
+// checks them only when the file has them).
+void for_each_mtp_tensor(const ModelConfig& cfg, const std::function<void(const TensorRef&)>& fn);
 
 int64_t resolve_dim(const ModelConfig& cfg, Dim d);
 

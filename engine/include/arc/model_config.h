@@ -25,6 +25,8 @@ enum class Family : int {
   kQwen2Moe = 2,    // Qwen1.5/Qwen2 MoE: q/k/v biases, a shared expert with a sigmoid gate
   kQwen3Moe = 3,    // Qwen3 MoE: q/k norms, routed experts only
   kQwen3VlMoe = 4,  // Qwen3-VL MoE: qwen3moe with interleaved multi-axis RoPE and deepstack inputs
+  kGlm4Moe = 5,     // GLM-4.5/4.6/4.7: leading dense layers, sigmoid routing, a shared expert
+  kMiniMaxM2 = 6,   // MiniMax-M2: sigmoid routing, q/k RMS norms over the whole q and k vectors
 };
 
 std::string_view family_name(Family f);  // the GGUF general.architecture string
@@ -34,7 +36,8 @@ std::optional<Family> family_from_name(std::string_view arch);
 enum class FfnKind : int {
   kDense = 0,      // ffn_gate / ffn_up / ffn_down
   kMoe = 1,        // router + routed experts
-  kMoeShared = 2,  // router + routed experts + a shared expert scaled by sigmoid(gate_shexp . x)
+  kMoeShared = 2,  // router + routed experts + a shared expert (scaled by sigmoid(gate_shexp . x)
+                   // when the family has ffn_gate_inp_shexp: qwen2moe; plainly added: glm4moe)
 };
 
 struct ModelConfig {
@@ -66,6 +69,20 @@ struct ModelConfig {
   bool rope_freqs = false;       // rope_freqs.weight present (Llama 3 frequency factors)
   bool norm_topk = true;         // renormalise the k routing weights to sum to 1
 
+  // Routing beyond softmax top-k (glm4moe, minimax-m2): sigmoid expert scores, the top k chosen
+  // by score + exp_probs_b (the score-correction bias, selection only), weights = the chosen
+  // scores (renormalised when norm_topk) times expert_weights_scale.
+  bool router_sigmoid = false;
+  float expert_weights_scale = 1.0f;
+  // Layers [0, n_dense_lead) have a dense FFN (ffn_gate/up/down of n_ff), the rest MoE (glm4moe).
+  int64_t n_dense_lead = 0;
+  // Multi-token-prediction layers stored after the n_layer forward layers (glm4moe's nextn,
+  // blk.n_layer .. blk.n_layer + n_nextn - 1): validated, not loaded, not run.
+  int64_t n_nextn = 0;
+  // q/k RMS norm over the whole q [q_dim] and k [kv_dim] vectors instead of per head
+  // (minimax-m2); under tensor parallelism the sum of squares spans the ranks.
+  bool qk_norm_full = false;
+
   // Multi-axis rotary (qwen3vlmoe): rotated pairs per axis t, h, w (and an unused 4th), e.g.
   // {24, 20, 20, 0} for head dim 128. Interleaved: pair i rotates by the h position when
   // i % 3 == 1 and i < 3 * sections[1], by w when i % 3 == 2 and i < 3 * sections[2], else by t.
@@ -90,7 +107,11 @@ struct ModelConfig {
     v("rms_eps", rms_eps), v("rope_theta", rope_theta), v("rope_freq_scale", rope_freq_scale);
     v("qk_norm", qk_norm), v("qkv_bias", qkv_bias), v("tied_embeddings", tied_embeddings);
     v("rope_freqs", rope_freqs), v("norm_topk", norm_topk), v("n_deepstack", n_deepstack);
+    v("router_sigmoid", router_sigmoid), v("expert_weights_scale", expert_weights_scale);
+    v("n_dense_lead", n_dense_lead), v("n_nextn", n_nextn), v("qk_norm_full", qk_norm_full);
   }
+  // Whether layer l's FFN is dense (all layers of a dense model, the leading ones of glm4moe).
+  bool dense_layer(int64_t l) const { return ffn == FfnKind::kDense || l < n_dense_lead; }
 
   // Checks ranges and consistency (heads divide, experts used <= experts, ...).
   Status validate() const;

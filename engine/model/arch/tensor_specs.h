@@ -43,9 +43,18 @@ inline constexpr TensorSpec kAttnQNorm{
 inline constexpr TensorSpec kAttnKNorm{
     R::kAttnKNorm, "attn_k_norm.weight", true, {D::kHeadDim}, 1, S::kReplicated, P::kQkNorm};
 
+// Full-width q/k norms (minimax-m2): one weight over all heads, split with the heads.
+inline constexpr TensorSpec kAttnQNormFull{
+    R::kAttnQNorm, "attn_q_norm.weight", true, {D::kQ}, 1, S::kRowsByHead, P::kQkNorm};
+inline constexpr TensorSpec kAttnKNormFull{
+    R::kAttnKNorm, "attn_k_norm.weight", true, {D::kKv}, 1, S::kRowsByHead, P::kQkNorm};
+
 // FFN blocks.
 inline constexpr TensorSpec kFfnNorm{R::kFfnNorm, "ffn_norm.weight", true, {D::kEmbd},
                                      1,           S::kReplicated};
+// The FFN norm under the name GLM's converter gives it (post_attention_layernorm).
+inline constexpr TensorSpec kFfnNormPostAttn{
+    R::kFfnNorm, "post_attention_norm.weight", true, {D::kEmbd}, 1, S::kReplicated};
 inline constexpr TensorSpec kFfnGate{R::kFfnGate, "ffn_gate.weight", true, {D::kEmbd, D::kFf}, 2,
                                      S::kRows,    P::kDenseFfn};
 inline constexpr TensorSpec kFfnUp{R::kFfnUp, "ffn_up.weight", true,        {D::kEmbd, D::kFf},
@@ -84,5 +93,34 @@ inline constexpr TensorSpec kFfnUpShexp{
 inline constexpr TensorSpec kFfnDownShexp{
     R::kFfnDownShexp, "ffn_down_shexp.weight", true, {D::kFfShexp, D::kEmbd}, 2,
     S::kCols,         P::kSharedExpert};
+
+inline constexpr TensorSpec kFfnExpProbsB{
+    R::kFfnExpProbsB, "exp_probs_b.bias", true, {D::kExpert}, 1, S::kReplicated, P::kMoeFfn};
+
+// Multi-token-prediction (nextn) layers: validated, never loaded.
+inline constexpr TensorSpec kNextnEhProj{
+    R::kNextnEhProj, "nextn.eh_proj.weight", true, {D::kEmbd2, D::kEmbd}, 2, S::kReplicated,
+    P::kNextn};
+inline constexpr TensorSpec kNextnEnorm{
+    R::kNextnEnorm, "nextn.enorm.weight", true, {D::kEmbd}, 1, S::kReplicated, P::kNextn};
+inline constexpr TensorSpec kNextnHnorm{
+    R::kNextnHnorm, "nextn.hnorm.weight", true, {D::kEmbd}, 1, S::kReplicated, P::kNextn};
+inline constexpr TensorSpec kNextnEmbedTokens{R::kNextnEmbedTokens,
+                                              "nextn.embed_tokens.weight",
+                                              true,
+                                              {D::kEmbd, D::kVocab},
+                                              2,
+                                              S::kReplicated,
+                                              P::kNextnOptional};
+inline constexpr TensorSpec kNextnSharedHeadHead{R::kNextnSharedHeadHead,
+                                                 "nextn.shared_head_head.weight",
+                                                 true,
+                                                 {D::kEmbd, D::kVocab},
+                                                 2,
+                                                 S::kReplicated,
+                                                 P::kNextnOptional};
+inline constexpr TensorSpec kNextnSharedHeadNorm{
+    R::kNextnSharedHeadNorm, "nextn.shared_head_norm.weight", true, {D::kEmbd}, 1, S::kReplicated,
+    P::kNextnOptional};
 
 }  // namespace arc::arch::spec

@@ -50,6 +50,9 @@ struct Context {
 bool matmul(const Context& ctx, const MatmulArgs& a);
 bool rms_norm(const Context& ctx, const float* x, const float* w, float* y, int64_t n_rows,
               int64_t d, float eps);
+bool sum_squares(const Context& ctx, const float* x, float* ss, int64_t n_rows, int64_t d);
+bool rms_norm_sumsq(const Context& ctx, const float* x, const float* w, const float* ss, float* y,
+                    int64_t n_rows, int64_t d, int64_t n_total, float eps);
 bool rope(const Context& ctx, const RopeArgs& a);
 bool add(const Context& ctx, const float* a, const float* b, float* y, int64_t n);
 bool add_bias(const Context& ctx, float* x, const float* bias, int64_t n_rows, int64_t d);

@@ -13,6 +13,16 @@ namespace arc::kernels {
 // x, y: [n_rows, d]; w: [d]. y may alias x.
 void rms_norm(const float* x, const float* w, float* y, int64_t n_rows, int64_t d, float eps);
 
+// A row RMS norm in two passes, for rows split across tensor-parallel ranks (minimax-m2's q/k
+// norm over all heads): each rank sums the squares of its part, the sums are added over the
+// ranks, then each rank scales its part by the whole row's RMS.
+// ss[r] = sum_i x[r, i]^2.  x: [n_rows, d]; ss: [n_rows].
+void sum_squares(const float* x, float* ss, int64_t n_rows, int64_t d);
+// y[r, :] = x[r, :] / sqrt(ss[r] / n_total + eps) * w.  x, y: [n_rows, d]; ss: [n_rows];
+// w: [d] or null; n_total: the whole row's length. y may alias x.
+void rms_norm_sumsq(const float* x, const float* w, const float* ss, float* y, int64_t n_rows,
+                    int64_t d, int64_t n_total, float eps);
+
 enum class RopeLayout : int {
   kInterleaved = 0,  // rotates pairs (2i, 2i+1): Llama-family GGUF layout
   kSplitHalf = 1,    // rotates pairs (i, i + rot_dim/2): NeoX / Qwen layout
@@ -63,6 +73,9 @@ bool get_rows(DType t, const void* table, int64_t n_rows, int64_t d, const int32
 
 namespace ref {
 void rms_norm(const float* x, const float* w, float* y, int64_t n_rows, int64_t d, float eps);
+void sum_squares(const float* x, float* ss, int64_t n_rows, int64_t d);
+void rms_norm_sumsq(const float* x, const float* w, const float* ss, float* y, int64_t n_rows,
+                    int64_t d, int64_t n_total, float eps);
 void rope(const RopeArgs& args);
 void softmax_rows(float* x, int64_t n_rows, int64_t n);
 void silu(const float* x, float* y, int64_t n);
