@@ -76,6 +76,9 @@ Hyperparameters read_hyperparameters(const File& f, const std::string& arch) {
   hp.rope_scaling_type = f.get_string(p + "rope.scaling.type");
   hp.rope_scaling_factor = f.get_float(p + "rope.scaling.factor");
   hp.rope_scaling_original_context_length = f.get_int(p + "rope.scaling.original_context_length");
+  hp.sliding_window = f.get_int(p + "attention.sliding_window");
+  hp.sliding_window_pattern = f.get_int(p + "attention.sliding_window_pattern");
+  hp.attention_sinks = f.find_tensor("blk.0.attn_sinks.weight") != nullptr;
   return hp;
 }
 
@@ -215,7 +218,10 @@ nlohmann::json to_json(const ModelSummary& s) {
         {"rope_freq_base", opt(hp.rope_freq_base)},
         {"rope_scaling_type", opt(hp.rope_scaling_type)},
         {"rope_scaling_factor", opt(hp.rope_scaling_factor)},
-        {"rope_scaling_original_context_length", opt(hp.rope_scaling_original_context_length)}}},
+        {"rope_scaling_original_context_length", opt(hp.rope_scaling_original_context_length)},
+        {"sliding_window", opt(hp.sliding_window)},
+        {"sliding_window_pattern", opt(hp.sliding_window_pattern)},
+        {"attention_sinks", hp.attention_sinks}}},
       {"tokenizer",
        {{"model", valid_utf8(s.tokenizer.model)},
         {"pre", valid_utf8(s.tokenizer.pre)},

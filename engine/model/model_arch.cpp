@@ -23,6 +23,8 @@ std::string_view split_name(Split s) {
       return "expert columns";
     case Split::kVocab:
       return "vocabulary";
+    case Split::kHeads:
+      return "by head";
   }
   return "unknown";
 }
@@ -51,6 +53,8 @@ int64_t resolve_dim(const ModelConfig& c, Dim d) {
       return c.n_ff_shexp;
     case Dim::kOne:
       return 1;
+    case Dim::kHead:
+      return c.n_head;
   }
   return 0;
 }
@@ -120,6 +124,8 @@ const FamilyDef& family_def(Family f) {
       return qwen3moe_family();
     case Family::kQwen3VlMoe:
       return qwen3vlmoe_family();
+    case Family::kGptOss:
+      return gpt_oss_family();
   }
   return llama_family();
 }

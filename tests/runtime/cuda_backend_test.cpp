@@ -182,7 +182,9 @@ INSTANTIATE_TEST_SUITE_P(
                       ModelCase{"mixtral_q4km", Family::kLlama, 4, "Q4_K_M"},
                       ModelCase{"qwen3_f32", Family::kQwen3, 0, "F32"},
                       ModelCase{"qwen3_q8", Family::kQwen3, 0, "Q8_0"},
-                      ModelCase{"qwen3_q4km", Family::kQwen3, 0, "Q4_K_M"}),
+                      ModelCase{"qwen3_q4km", Family::kQwen3, 0, "Q4_K_M"},
+                      ModelCase{"gptoss_f32", Family::kGptOss, 8, "F32"},
+                      ModelCase{"gptoss_mxfp4", Family::kGptOss, 8, "MXFP4"}),
     [](const auto& info) { return std::string(info.param.name); });
 
 // Graphs change how steps are launched, not what they compute: the same model with and without.

@@ -40,6 +40,9 @@ struct Hyperparameters {
   std::optional<std::string> rope_scaling_type;
   std::optional<double> rope_scaling_factor;
   std::optional<int64_t> rope_scaling_original_context_length;
+  std::optional<int64_t> sliding_window;          // attention.sliding_window (gpt-oss: 128)
+  std::optional<int64_t> sliding_window_pattern;  // every Nth layer full attention
+  bool attention_sinks = false;                   // blk.0.attn_sinks.weight present
 };
 
 struct ModelSummary {

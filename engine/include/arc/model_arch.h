@@ -43,6 +43,13 @@ enum class TensorRole : int {
   kFfnGateShexp,  // [n_ff_shexp rows of n_embd]
   kFfnUpShexp,    // [n_ff_shexp rows of n_embd]
   kFfnDownShexp,  // [n_embd rows of n_ff_shexp]
+  // gpt-oss
+  kAttnOutBias,      // [n_embd]
+  kAttnSinks,        // [n_head] sink logits (attn_sinks.weight)
+  kFfnRouterBias,    // [n_expert] (ffn_gate_inp.bias)
+  kFfnGateExpsBias,  // [n_expert rows of n_ff_exp]
+  kFfnUpExpsBias,    // [n_expert rows of n_ff_exp]
+  kFfnDownExpsBias,  // [n_expert rows of n_embd]
   kCount
 };
 
@@ -58,7 +65,8 @@ enum class Dim : uint8_t {
   kExpert,
   kFfExp,
   kFfShexp,
-  kOne
+  kOne,
+  kHead,  // n_head
 };
 
 // How a tensor splits across N tensor-parallel ranks (GGUF order: shape[0] is the row length,
@@ -72,6 +80,7 @@ enum class Split : uint8_t {
   kExpertRows = 5,  // every expert's intermediate rows split (gate/up_exps)
   kExpertCols = 6,  // every expert's intermediate columns split (down_exps), then all-reduce
   kVocab = 7,       // rows split by vocabulary (output head)
+  kHeads = 8,       // one value per query head, split by whole heads (attention sinks)
 };
 std::string_view split_name(Split s);
 

@@ -21,6 +21,7 @@ const FamilyDef& qwen3_family();
 const FamilyDef& qwen2moe_family();
 const FamilyDef& qwen3moe_family();
 const FamilyDef& qwen3vlmoe_family();
+const FamilyDef& gpt_oss_family();
 
 const FamilyDef& family_def(Family f);
 
