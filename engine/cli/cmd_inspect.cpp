@@ -82,6 +82,16 @@ void print_text(const gguf::ModelSummary& s) {
                                      or_dash(hp.rope_scaling_type), or_dash(hp.rope_scaling_factor),
                                      or_dash(hp.rope_scaling_original_context_length)));
   }
+  if (hp.sliding_window) {
+    // gpt-oss without the pattern key alternates (llama.cpp's default period 2).
+    line("sliding window",
+         fmt::format("{} tokens, {}", *hp.sliding_window,
+                     hp.sliding_window_pattern
+                         ? fmt::format("layer l slides when l % {} < {}",
+                                       *hp.sliding_window_pattern, *hp.sliding_window_pattern - 1)
+                         : std::string("even layers (odd: full attention)")));
+  }
+  if (hp.attention_sinks) line("attention sinks", "yes (one logit per head)");
   const auto& tk = s.tokenizer;
   line("tokenizer", fmt::format("{} (pre {}), {} tokens", tk.model.empty() ? "-" : tk.model,
                                 tk.pre.empty() ? "-" : tk.pre, tk.vocab_size));

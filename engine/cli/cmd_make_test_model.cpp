@@ -25,7 +25,7 @@ void add_make_test_model_command(CLI::App& app, CliContext& ctx) {
   auto opts = std::make_shared<Opts>();
   TestModelOptions& o = opts->o;
   cmd->add_option("--family", opts->family,
-                  "qwen3moe, qwen2moe, llama, qwen3, qwen3vlmoe, glm4moe, minimax-m2")
+                  "qwen3moe, qwen2moe, llama, qwen3, qwen3vlmoe, glm4moe, minimax-m2, gpt-oss")
       ->capture_default_str();
   cmd->add_option("--out", opts->out, "output .gguf file")->required();
   cmd->add_option("--layers", o.n_layer)->capture_default_str();
@@ -40,6 +40,10 @@ void add_make_test_model_command(CLI::App& app, CliContext& ctx) {
   cmd->add_option("--ff", o.n_ff, "dense FFN")->capture_default_str();
   cmd->add_option("--vocab", o.n_vocab, "synthetic vocabulary size (>= 259)");
   cmd->add_option("--type", o.type, "F32, F16, Q8_0, Q4_K, Q6_K, Q4_K_M, Q5_K_M, ...")
+      ->capture_default_str();
+  cmd->add_option("--experts-type", o.experts_type,
+                  "routed experts' matrices in this type (e.g. MXFP4, as gpt-oss ships them)");
+  cmd->add_option("--sliding-window", o.sliding_window, "gpt-oss: sliding window (0: 128)")
       ->capture_default_str();
   cmd->add_flag("!--untied", o.tied_embeddings, "write a separate output.weight");
   cmd->add_option("--tokenizer-fixture", o.tokenizer_fixture,
@@ -79,7 +83,7 @@ void add_make_test_model_command(CLI::App& app, CliContext& ctx) {
     if (!fam) {
       std::fprintf(stderr,
                    "error: unknown family '%s' (qwen3moe, qwen2moe, llama, qwen3, qwen3vlmoe, "
-                   "glm4moe, minimax-m2)\n",
+                   "glm4moe, minimax-m2, gpt-oss)\n",
                    opts->family.c_str());
       ctx.exit_code = 2;
       return;

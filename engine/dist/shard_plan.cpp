@@ -1,6 +1,7 @@
 // Shard plan from the family tables, and the rewrite of a loaded model into one rank's shard.
 #include "arc/shard_plan.h"
 
+#include <algorithm>
 #include <cstring>
 #include <string>
 
@@ -21,6 +22,37 @@ bool splits_columns(Split s) {
   return s == Split::kColsByHead || s == Split::kCols || s == Split::kExpertCols;
 }
 
+// The splits of the experts' intermediate dimension (rows of gate/up, columns of down, the
+// gate/up biases): all cut at the same places.
+bool splits_expert_width(const TensorRef& ref) {
+  const Split s = ref.spec->split;
+  const TensorRole r = ref.spec->role;
+  return s == Split::kExpertRows || s == Split::kExpertCols || r == TensorRole::kFfnGateExpsBias ||
+         r == TensorRole::kFfnUpExpsBias;
+}
+
+// Values of the expert width a rank's share must be a multiple of: the largest block of the
+// tensors whose columns it cuts (down_exps), 1 without experts.
+int64_t expert_unit(const ModelConfig& cfg, const TensorTypeFn& type_of) {
+  int64_t unit = 1;
+  for_each_tensor(cfg, [&](const TensorRef& ref) {
+    if (ref.layer > 0 || ref.spec->split != Split::kExpertCols) return;
+    const DTypeInfo* info = dtype_info(type_of(ref));
+    if (info != nullptr) unit = std::max<int64_t>(unit, info->block_elems);
+  });
+  return unit;
+}
+
+// Whether the experts split in uneven ranges of whole blocks: an even split would cut a block
+// (gpt-oss's 2880 over 4 ranks: 720 columns of 32-value MXFP4 blocks), and there are at least
+// 4 blocks per rank, so no rank holds more than a quarter above another. Even splits stay even.
+bool uneven_experts(const ModelConfig& cfg, int64_t unit, int n) {
+  if (!cfg.is_moe() || n < 2) return false;
+  const int64_t w = cfg.n_ff_exp;
+  const bool even = w % n == 0 && (w / n) % unit == 0;
+  return !even && w % unit == 0 && w / unit >= 4 * n;
+}
+
 // Checks one plan; empty string when it splits.
 std::string check(const ModelConfig& cfg, const TensorTypeFn& type_of, int n) {
   if (n < 1) return "the rank count must be at least 1";
@@ -35,11 +67,15 @@ std::string check(const ModelConfig& cfg, const TensorTypeFn& type_of, int n) {
     return "the model's " + std::to_string(cfg.n_kv_head) + " KV heads neither divide over " +
            std::to_string(n) + " ranks nor replicate evenly across them";
   }
+  const bool uneven = uneven_experts(cfg, expert_unit(cfg, type_of), n);
   std::string why;
   for_each_tensor(cfg, [&](const TensorRef& ref) {
     if (!why.empty()) return;
+    if (uneven && splits_expert_width(ref)) return;  // whole blocks per rank by construction
     const Split s = ref.spec->split;
-    if (s == Split::kReplicated || s == Split::kVocab || s == Split::kRowsByHead) return;
+    if (s == Split::kReplicated || s == Split::kVocab || s == Split::kRowsByHead ||
+        s == Split::kHeads)
+      return;
     const int64_t dim = splits_columns(s) ? ref.shape[0] : ref.shape[1];
     if (dim % n != 0) {
       why = "tensor '" + ref.name + "': dimension " + std::to_string(dim) +
@@ -90,6 +126,12 @@ Result<ShardPlan> make_shard_plan(const ModelConfig& cfg, const TensorTypeFn& ty
   }
   p.local.n_ff = cfg.n_ff / n;
   p.local.n_ff_exp = cfg.n_ff_exp / n;
+  p.ff_exp_begin = rank * p.local.n_ff_exp;
+  if (const int64_t unit = expert_unit(cfg, type_of); uneven_experts(cfg, unit, n_ranks)) {
+    const int64_t units = cfg.n_ff_exp / unit;
+    p.ff_exp_begin = units * rank / n * unit;
+    p.local.n_ff_exp = units * (rank + 1) / n * unit - p.ff_exp_begin;
+  }
   p.local.n_ff_shexp = cfg.n_ff_shexp / n;
   p.vocab_begin.resize(static_cast<size_t>(n) + 1);
   for (int64_t r = 0; r <= n; ++r) p.vocab_begin[r] = cfg.n_vocab * r / n;
@@ -125,11 +167,20 @@ TensorShard tensor_shard(const ShardPlan& p, const TensorRef& ref) {
         s.count = p.local.n_head * hd;
       }
       break;
+    case Split::kHeads:
+      s.begin = p.rank * p.local.n_head;
+      s.count = p.local.n_head;
+      break;
     case Split::kVocab:
       s.begin = p.vocab_begin[p.rank];
       s.count = p.vocab_count();
       break;
     default:
+      if (splits_expert_width(ref)) {  // the plan's range, even or uneven
+        s.begin = p.ff_exp_begin;
+        s.count = p.local.n_ff_exp;
+        break;
+      }
       s.count = dim / p.n_ranks;
       s.begin = p.rank * s.count;
   }

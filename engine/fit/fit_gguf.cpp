@@ -78,7 +78,7 @@ Architecture read_architecture(const gguf::File& f, const std::string& arch,
     if (auto pattern = f.get_int(p + "attention.sliding_window_pattern"); pattern && *pattern > 0) {
       a.sliding_layers = a.layers - a.layers / *pattern;  // every Nth layer is full attention
     } else if (arch == "gpt-oss") {
-      a.sliding_layers = a.layers / 2;  // alternating sliding and full layers
+      a.sliding_layers = a.layers - a.layers / 2;  // alternating: the even layers slide
     } else {
       a.sliding_layers = a.layers;
     }

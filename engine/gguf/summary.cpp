@@ -84,6 +84,9 @@ Hyperparameters read_hyperparameters(const File& f, const std::string& arch) {
   hp.expert_weights_scale = f.get_float(p + "expert_weights_scale");
   hp.expert_weights_norm = f.get_bool(p + "expert_weights_norm");
   hp.nextn_predict_layers = f.get_int(p + "nextn_predict_layers");
+  hp.sliding_window = f.get_int(p + "attention.sliding_window");
+  hp.sliding_window_pattern = f.get_int(p + "attention.sliding_window_pattern");
+  hp.attention_sinks = f.find_tensor("blk.0.attn_sinks.weight") != nullptr;
   return hp;
 }
 
@@ -241,7 +244,10 @@ nlohmann::json to_json(const ModelSummary& s) {
         {"expert_gating_func", opt(hp.expert_gating_func)},
         {"expert_weights_scale", opt(hp.expert_weights_scale)},
         {"expert_weights_norm", opt(hp.expert_weights_norm)},
-        {"nextn_predict_layers", opt(hp.nextn_predict_layers)}}},
+        {"nextn_predict_layers", opt(hp.nextn_predict_layers)},
+        {"sliding_window", opt(hp.sliding_window)},
+        {"sliding_window_pattern", opt(hp.sliding_window_pattern)},
+        {"attention_sinks", hp.attention_sinks}}},
       {"tokenizer",
        {{"model", valid_utf8(s.tokenizer.model)},
         {"pre", valid_utf8(s.tokenizer.pre)},

@@ -39,6 +39,11 @@ void all_reduce(LayerContext& c, float* p, int64_t n) {
   if (!s.ok() && c.tp_status.ok()) c.tp_status = s;
 }
 
+// Biases of a projection whose output is summed over the ranks: added by rank 0 only.
+bool adds_replicated_bias(const LayerContext& c) {
+  return c.tp == nullptr || c.tp->rank() == 0;
+}
+
 // Tensor parallelism: x += sum over ranks of the partial outputs.
 void reduce_block(LayerContext& c) {
   if (c.tp == nullptr) return;
@@ -107,6 +112,11 @@ void attention_block(LayerContext& c) {
   r.layout = cfg.rope_layout;
   r.theta_base = cfg.rope_theta;
   r.freq_scale = cfg.rope_freq_scale;
+  r.ext_factor = cfg.rope_ext_factor;
+  r.attn_factor = cfg.rope_attn_factor;
+  r.beta_fast = cfg.yarn_beta_fast;
+  r.beta_slow = cfg.yarn_beta_slow;
+  r.n_ctx_orig = cfg.rope_n_ctx_orig;
   const Weight& ff = c.model.global(TensorRole::kRopeFreqs);
   r.freq_factors = ff.present() ? ff.f32() : nullptr;
   if (b.mrope_pos != nullptr) {
@@ -162,9 +172,14 @@ void attention_block(LayerContext& c) {
   a.token_pos = b.pos;
   a.block_tables = b.block_tables;
   a.max_blocks_per_seq = b.max_blocks;
+  a.sliding_window = cfg.layer_is_swa(c.layer) ? cfg.sliding_window : 0;
+  a.sinks = cfg.attn_sinks ? c.w(TensorRole::kAttnSinks).f32() : nullptr;
   be.paged_attention(a);
 
   linear(be, c.w(TensorRole::kAttnOut), b.attn, t, block_target(c), /*accumulate=*/!c.tp);
+  if (cfg.attn_out_bias && adds_replicated_bias(c)) {
+    be.add_bias(block_target(c), c.w(TensorRole::kAttnOutBias).f32(), t, cfg.n_embd);
+  }
   reduce_block(c);
 }
 
@@ -221,6 +236,9 @@ void moe_ffn_block(LayerContext& c) {
   }
   be.matmul_multi({mm, n_mm});
 
+  if (cfg.router_bias)
+    be.add_bias(b.router, c.w(TensorRole::kFfnRouterBias).f32(), t, cfg.n_expert);
+
   kernels::RouterArgs r;
   r.logits = b.router;
   r.n_tokens = t;
@@ -257,6 +275,16 @@ void moe_ffn_block(LayerContext& c) {
   m.gate_expert_bytes = g.slice_bytes;
   m.up_expert_bytes = u.slice_bytes;
   m.down_expert_bytes = d.slice_bytes;
+  if (cfg.expert_bias) {
+    m.gate_bias = c.w(TensorRole::kFfnGateExpsBias).f32();  // [n_expert, n_ff_exp] (this rank's)
+    m.up_bias = c.w(TensorRole::kFfnUpExpsBias).f32();
+    m.down_bias = adds_replicated_bias(c) ? c.w(TensorRole::kFfnDownExpsBias).f32() : nullptr;
+  }
+  if (cfg.swiglu_oai) {
+    m.act = kernels::MoeActivation::kSwiGluOai;
+    m.alpha = cfg.swiglu_alpha;
+    m.limit = cfg.swiglu_limit;
+  }
   m.y = block_target(c);
   m.accumulate = !c.tp;
   be.moe_ffn(m);

@@ -29,7 +29,11 @@ Status check_tensor(const gguf::File& file, const TensorRef& ref) {
     return invalid_argument("tensor '" + ref.name + "' has shape " + shape_str(t->shape) +
                             ", expected " + shape_str(ref.shape));
   }
-  if (ref.spec->n_dims == 1) {
+  const TensorRole role = ref.spec->role;
+  const bool expert_bias = role == TensorRole::kFfnGateExpsBias ||
+                           role == TensorRole::kFfnUpExpsBias ||
+                           role == TensorRole::kFfnDownExpsBias;
+  if (ref.spec->n_dims == 1 || expert_bias) {
     if (t->type != DType::F32) {
       return unimplemented("tensor '" + ref.name + "' is " + std::string(dtype_name(t->type)) +
                            "; norms and biases must be F32");

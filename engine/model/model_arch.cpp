@@ -23,6 +23,8 @@ std::string_view split_name(Split s) {
       return "expert columns";
     case Split::kVocab:
       return "vocabulary";
+    case Split::kHeads:
+      return "by head";
   }
   return "unknown";
 }
@@ -53,6 +55,8 @@ int64_t resolve_dim(const ModelConfig& c, Dim d) {
       return 1;
     case Dim::kEmbd2:
       return 2 * c.n_embd;
+    case Dim::kHead:
+      return c.n_head;
   }
   return 0;
 }
@@ -146,6 +150,8 @@ const FamilyDef& family_def(Family f) {
       return glm4moe_family();
     case Family::kMiniMaxM2:
       return minimax_m2_family();
+    case Family::kGptOss:
+      return gpt_oss_family();
   }
   return llama_family();
 }

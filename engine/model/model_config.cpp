@@ -25,13 +25,15 @@ std::string_view family_name(Family f) {
       return "glm4moe";
     case Family::kMiniMaxM2:
       return "minimax-m2";
+    case Family::kGptOss:
+      return "gpt-oss";
   }
   return "unknown";
 }
 
 std::optional<Family> family_from_name(std::string_view arch) {
   for (Family f : {Family::kLlama, Family::kQwen3, Family::kQwen2Moe, Family::kQwen3Moe,
-                   Family::kQwen3VlMoe, Family::kGlm4Moe, Family::kMiniMaxM2}) {
+                   Family::kQwen3VlMoe, Family::kGlm4Moe, Family::kMiniMaxM2, Family::kGptOss}) {
     if (family_name(f) == arch) return f;
   }
   return std::nullopt;
@@ -83,6 +85,10 @@ Status ModelConfig::validate() const {
       return bad("rope.dimension_sections add up to " + std::to_string(sum) +
                  " pairs, more than the " + std::to_string(rot_dim / 2) + " rotated pairs");
     }
+  }
+  if (sliding_window < 0 || swa_period < 0) return bad("sliding window settings must be >= 0");
+  if (!(swiglu_alpha > 0.0f) || !(swiglu_limit > 0.0f)) {
+    return bad("clamped SwiGLU alpha and limit must be positive");
   }
   if (n_deepstack < 0 || n_deepstack > n_layer) {
     return bad("n_deepstack_layers must be in [0, block_count]");
@@ -159,6 +165,39 @@ Status read_float(const gguf::File& f, const std::string& key, float& out) {
   return ok_status();
 }
 
+// YaRN as llama.cpp reads it: freq_scale = 1 / factor, the ramp on (ext_factor 1 unless the file
+// says), beta_fast / beta_slow, the original context (default: the training context), and the
+// magnitude attn_factor * (1 + 0.1 ln factor) applied by the kernels.
+Status read_yarn(const gguf::File& f, const std::string& arch, ModelConfig& cfg) {
+  float factor = 0.0f;
+  ARC_RETURN_IF_ERROR(read_float(f, arch + ".rope.scaling.factor", factor));
+  if (!(factor >= 1.0f)) {
+    return invalid_argument("metadata key '" + arch +
+                            ".rope.scaling.factor' must be at least 1 for YaRN");
+  }
+  float log_mul = 0.0f;
+  ARC_RETURN_IF_ERROR(read_float(f, arch + ".rope.scaling.yarn_log_multiplier", log_mul));
+  if (log_mul != 0.0f) {
+    return unimplemented(
+        "YaRN with rope.scaling.yarn_log_multiplier (DeepSeek-style mscale) is "
+        "not supported");
+  }
+  cfg.rope_freq_scale = 1.0f / factor;
+  cfg.rope_ext_factor = 1.0f;
+  ARC_RETURN_IF_ERROR(read_float(f, arch + ".rope.scaling.yarn_ext_factor", cfg.rope_ext_factor));
+  ARC_RETURN_IF_ERROR(read_float(f, arch + ".rope.scaling.attn_factor", cfg.rope_attn_factor));
+  ARC_RETURN_IF_ERROR(read_float(f, arch + ".rope.scaling.yarn_beta_fast", cfg.yarn_beta_fast));
+  ARC_RETURN_IF_ERROR(read_float(f, arch + ".rope.scaling.yarn_beta_slow", cfg.yarn_beta_slow));
+  cfg.rope_n_ctx_orig = cfg.n_ctx_train;
+  ARC_RETURN_IF_ERROR(
+      arch::read_int(f, arch, "rope.scaling.original_context_length", false, cfg.rope_n_ctx_orig));
+  if (cfg.rope_n_ctx_orig <= 0) {
+    return invalid_argument("YaRN needs " + arch +
+                            ".rope.scaling.original_context_length (or context_length)");
+  }
+  return ok_status();
+}
+
 }  // namespace
 
 Result<ModelConfig> config_from_gguf(const gguf::File& file) {
@@ -168,7 +207,7 @@ Result<ModelConfig> config_from_gguf(const gguf::File& file) {
   if (!fam) {
     return unimplemented("unsupported model architecture '" + arch +
                          "' (supported: llama, qwen3, qwen2moe, qwen3moe, qwen3vlmoe, glm4moe, "
-                         "minimax-m2)");
+                         "minimax-m2, gpt-oss)");
   }
   ModelConfig cfg;
   cfg.family = *fam;
@@ -195,6 +234,8 @@ Result<ModelConfig> config_from_gguf(const gguf::File& file) {
     float factor = 1.0f;
     ARC_RETURN_IF_ERROR(read_float(file, arch + ".rope.scaling.factor", factor));
     if (factor > 0.0f) cfg.rope_freq_scale = 1.0f / factor;
+  } else if (t && *t == "yarn") {
+    ARC_RETURN_IF_ERROR(read_yarn(file, arch, cfg));
   }
   // The vocabulary size is the embedding's row count (vocab_size is optional in GGUF).
   if (const gguf::TensorInfo* t = file.find_tensor("token_embd.weight");

@@ -44,8 +44,16 @@ DType pick_type(const TestModelOptions& o, const TensorRef& ref, const ModelConf
   if (ref.spec->n_dims == 1) return DType::F32;
   const TensorRole role = ref.spec->role;
   if (role == TensorRole::kFfnRouter) return DType::F32;  // llama.cpp keeps routers F32
+  if (role == TensorRole::kFfnGateExpsBias || role == TensorRole::kFfnUpExpsBias ||
+      role == TensorRole::kFfnDownExpsBias) {
+    return DType::F32;
+  }
+  const bool expert = role == TensorRole::kFfnGateExps || role == TensorRole::kFfnUpExps ||
+                      role == TensorRole::kFfnDownExps;
   DType want = DType::F32;
-  if (o.type == "Q4_K_M" || o.type == "Q5_K_M") {
+  if (expert && !o.experts_type.empty()) {
+    if (auto t = dtype_from_name(o.experts_type)) want = *t;
+  } else if (o.type == "Q4_K_M" || o.type == "Q5_K_M") {
     want = o.type == "Q4_K_M" ? DType::Q4_K : DType::Q5_K;
     // llama.cpp's "use more bits" layers: the first and last eighth, and every third between.
     const int64_t l = ref.layer, n = cfg.n_layer;
@@ -85,6 +93,15 @@ float weight_scale(const TensorRef& ref, const ModelConfig& cfg) {
       return 1.0f / std::sqrt(n_in);
     case TensorRole::kFfnExpProbsB:
       return 0.1f;  // of the order of the sigmoid scores' gaps: changes some selections
+    case TensorRole::kAttnSinks:
+    case TensorRole::kFfnRouterBias:
+      return 1.0f;
+    case TensorRole::kAttnOutBias:
+    case TensorRole::kFfnDownExpsBias:
+      return 0.2f;
+    case TensorRole::kFfnGateExpsBias:
+    case TensorRole::kFfnUpExpsBias:
+      return 0.5f;
     default:
       return 1.0f / std::sqrt(n_in);
   }
@@ -309,7 +326,13 @@ Result<gguf::Writer> make_writer(const TestModelOptions& o) {
   cfg.tied_embeddings = o.tied_embeddings;
   const bool moe_family = o.family == Family::kQwen3Moe || o.family == Family::kQwen2Moe ||
                           o.family == Family::kQwen3VlMoe || o.family == Family::kGlm4Moe ||
-                          o.family == Family::kMiniMaxM2;
+                          o.family == Family::kMiniMaxM2 || o.family == Family::kGptOss;
+  if (!o.experts_type.empty()) {
+    auto t = dtype_from_name(o.experts_type);
+    if (!t || !kernels::can_quantize(*t)) {
+      return invalid_argument("experts type '" + o.experts_type + "' cannot be written");
+    }
+  }
   const int64_t n_expert = o.n_expert > 0 ? o.n_expert : (moe_family ? 8 : 0);
   if (moe_family && o.n_expert < 0) return invalid_argument("expert count must be positive");
   switch (o.family) {
@@ -344,6 +367,11 @@ Result<gguf::Writer> make_writer(const TestModelOptions& o) {
       cfg.qk_norm = cfg.qk_norm_full = true;
       cfg.router_sigmoid = true;
       cfg.rot_dim = o.head_dim / 2;
+      break;
+    case Family::kGptOss:  // the rest of its tensors are always present (family table)
+      cfg.ffn = FfnKind::kMoe;
+      cfg.qkv_bias = true;
+      cfg.tied_embeddings = false;  // gpt-oss always has output.weight
       break;
   }
   if (o.rot_dim > 0) cfg.rot_dim = o.rot_dim;
@@ -384,7 +412,18 @@ Result<gguf::Writer> make_writer(const TestModelOptions& o) {
   w.set(a + ".attention.key_length", u32(cfg.head_dim));
   w.set(a + ".attention.value_length", u32(cfg.head_dim));
   w.set(a + ".attention.layer_norm_rms_epsilon", gguf::Value::f32(1e-6f));
-  w.set(a + ".rope.freq_base", gguf::Value::f32(o.family == Family::kLlama ? 500000.0f : 1e6f));
+  w.set(a + ".rope.freq_base", gguf::Value::f32(o.family == Family::kLlama    ? 500000.0f
+                                                : o.family == Family::kGptOss ? 150000.0f
+                                                                              : 1e6f));
+  if (o.family == Family::kGptOss) {
+    // As the converter writes gpt-oss: YaRN x32 over an original 4096 context, a window of 128.
+    w.set(a + ".rope.scaling.type", gguf::Value::str("yarn"));
+    w.set(a + ".rope.scaling.factor", gguf::Value::f32(32.0f));
+    w.set(a + ".rope.scaling.original_context_length", u32(4096));
+    w.set(a + ".rope.scaling.yarn_beta_fast", gguf::Value::f32(32.0f));
+    w.set(a + ".rope.scaling.yarn_beta_slow", gguf::Value::f32(1.0f));
+    w.set(a + ".attention.sliding_window", u32(o.sliding_window > 0 ? o.sliding_window : 128));
+  }
   if (o.family == Family::kQwen3VlMoe) {
     // Qwen3-VL's split of the rotated pairs ({24, 20, 20} of 64), scaled to this head size.
     const int32_t half = static_cast<int32_t>(cfg.head_dim / 2), hw = half * 5 / 16;

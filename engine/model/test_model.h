@@ -41,6 +41,9 @@ struct TestModelOptions {
   // F32, F16, Q8_0, Q4_K, Q6_K ... (any type the quantizers support), or the mixes Q4_K_M /
   // Q5_K_M (Q6_K for output, attn_v and ffn_down on some layers, like llama.cpp's).
   std::string type = "F32";
+  // The routed experts' matrices in their own type (gpt-oss ships MXFP4 experts); empty: `type`.
+  std::string experts_type;
+  int64_t sliding_window = 0;  // gpt-oss: tokens a sliding-window layer sees (0: 128)
   bool tied_embeddings = true;
   std::string tokenizer_fixture;  // qwen3, llama3, deepseek_v3, gptoss: real vocabulary
   std::string fixtures_dir;       // folder holding tokenizers/<name>/tokenizer.json

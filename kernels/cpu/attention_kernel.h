@@ -321,6 +321,14 @@ void attend_range(const PagedAttentionArgs& a, int64_t t, int64_t g, int64_t fir
   }
 }
 
+// The softmax denominator l (running max m) of query head h with its sink, when the args have
+// sinks: e^(sink - m) joins the sum at the same shift (overflow means the keys' weights vanish:
+// the output is then 0, its limit). No visible key (l == 0) stays 0: zeros, as without sinks.
+inline float with_sink(const PagedAttentionArgs& a, int64_t h, float m, float l) {
+  if (a.sinks == nullptr || !(l > 0.0f)) return l;
+  return l + std::exp(a.sinks[h] - m);
+}
+
 // First visible position of token t (the sliding window's start).
 inline int64_t first_visible(const PagedAttentionArgs& a, int64_t pos) {
   return a.sliding_window > 0 ? std::max<int64_t>(0, pos - a.sliding_window + 1) : 0;
@@ -418,7 +426,8 @@ void paged_attention_impl(const PagedAttentionArgs& a, Parallel* pool) {
         float* out = a.out + (t * a.n_head + g * n_rep) * d;  // [n_rep, head_dim]
         attend<T>(a, t, g, first_visible(a, pos), pos, pos, scale, kv_shared[t], s);
         for (int64_t r = 0; r < n_rep; ++r) {
-          const float inv = s.l[r] > 0.0f ? 1.0f / s.l[r] : 0.0f;  // no key visible: zeros
+          const float l = with_sink(a, g * n_rep + r, s.m[r], s.l[r]);
+          const float inv = l > 0.0f ? 1.0f / l : 0.0f;  // no key visible: zeros
           for (int64_t i = 0; i < d; ++i) out[r * d + i] = s.acc[r * d + i] * inv;
         }
       }
@@ -473,6 +482,7 @@ void paged_attention_impl(const PagedAttentionArgs& a, Parallel* pool) {
           l += pc[d + 1] * w;
           for (int64_t i = 0; i < d; ++i) o[i] += pc[i] * w;
         }
+        l = with_sink(a, g * n_rep + r, m, l);
         const float inv = l > 0.0f ? 1.0f / l : 0.0f;
         for (int64_t i = 0; i < d; ++i) o[i] *= inv;
       }

@@ -63,6 +63,40 @@ struct Q4_0Vnni {
 // exact for any int8 weight (also -128, which maddubs' sign trick could not take). Q4_0: the
 // nibbles straight into vpdpbusd, minus a second vpdpbusd for sum(8 * x). An odd last block runs
 // a 256-bit step.
+// MXFP4: two blocks' 4-bit indices to the doubled E2M1 values (signed int8, |q| <= 12) by a
+// byte shuffle, and their E8M0 scales as floats (lanes 0-7 the first block, 8-15 the second).
+struct Mxfp4Vnni {
+  static __m512i decode2(const BlockMxfp4* w) {
+    const __m512i table = _mm512_broadcast_i32x4(
+        _mm_loadu_si128(reinterpret_cast<const __m128i*>(quant::kMxfp4Values)));
+    const __m512i idx = _mm512_inserti64x4(_mm512_castsi256_si512(unpack_nibbles(w[0].qs)),
+                                           unpack_nibbles(w[1].qs), 1);
+    return _mm512_shuffle_epi8(table, idx);
+  }
+  static __m512 scale2(const BlockMxfp4* w) {
+    return _mm512_mask_blend_ps(0xFF00, _mm512_set1_ps(quant::e8m0_to_f32_half(w[0].e)),
+                                _mm512_set1_ps(quant::e8m0_to_f32_half(w[1].e)));
+  }
+};
+
+// Signed int8 values of blocks b, b + 1 (Q8_0 or MXFP4), and their scales.
+template <class Block>
+inline __m512i signed_pair(const Block* w) {
+  if constexpr (std::is_same_v<Block, BlockMxfp4>) {
+    return Mxfp4Vnni::decode2(w);
+  } else {
+    return Q8_0Vnni::decode2(reinterpret_cast<const BlockQ8_0*>(w));
+  }
+}
+template <class Block>
+inline __m512 scale_pair(const Block* w) {
+  if constexpr (std::is_same_v<Block, BlockMxfp4>) {
+    return Mxfp4Vnni::scale2(w);
+  } else {
+    return h2f_pair(w, offsetof(Block, d));
+  }
+}
+
 template <class Block, bool Signed>
 struct Block32Vnni {
   // 8 tokens per weight-row pass: Q8_0 prefill 16% faster than 4 (bench_kernels Matmul, 1
@@ -83,13 +117,13 @@ struct Block32Vnni {
       __m512i q, qa;
       [[maybe_unused]] __mmask64 neg = 0;
       if constexpr (Signed) {
-        q = Q8_0Vnni::decode2(reinterpret_cast<const BlockQ8_0*>(w + b));
+        q = signed_pair(w + b);
         qa = _mm512_abs_epi8(q);
         neg = _mm512_movepi8_mask(q);
       } else {
         qa = Q4_0Vnni::decode2(reinterpret_cast<const BlockQ4_0*>(w + b));
       }
-      const __m512 dw = h2f_pair(w + b, offsetof(Block, d));
+      const __m512 dw = scale_pair(w + b);
       for (int t = 0; t < NT; ++t) {
         const BlockQ8_0* xb = q80(xa, xs, t, b);
         const __m512i xv =
@@ -110,7 +144,9 @@ struct Block32Vnni {
     if (b < nb) {
       float d0;
       __m256i q;
-      if constexpr (Signed) {
+      if constexpr (std::is_same_v<Block, BlockMxfp4>) {
+        q = DecodeMxfp4::run(w[b], &d0);
+      } else if constexpr (Signed) {
         q = DecodeQ8_0::run(*reinterpret_cast<const BlockQ8_0*>(w + b), &d0);
       } else {
         q = DecodeQ4_0::run(*reinterpret_cast<const BlockQ4_0*>(w + b), &d0);
@@ -162,14 +198,13 @@ float dot_prepared(const Block* w, int64_t n_pairs, const PreparedPair* p) {
   auto step = [&](int64_t i, __m512& acc) {
     __m512i q;
     if constexpr (Signed) {
-      q = _mm512_xor_si512(Q8_0Vnni::decode2(reinterpret_cast<const BlockQ8_0*>(w + 2 * i)),
-                           _mm512_set1_epi8(static_cast<char>(0x80)));
+      q = _mm512_xor_si512(signed_pair(w + 2 * i), _mm512_set1_epi8(static_cast<char>(0x80)));
     } else {
       q = Q4_0Vnni::decode2(reinterpret_cast<const BlockQ4_0*>(w + 2 * i));
     }
     const __m512i dot =
         _mm512_dpbusd_epi32(_mm512_load_si512(p[i].neg_corr), q, _mm512_load_si512(p[i].x));
-    const __m512 s = _mm512_mul_ps(h2f_pair(w + 2 * i, offsetof(Block, d)), _mm512_load_ps(p[i].d));
+    const __m512 s = _mm512_mul_ps(scale_pair(w + 2 * i), _mm512_load_ps(p[i].d));
     acc = _mm512_fmadd_ps(s, _mm512_cvtepi32_ps(dot), acc);
   };
   int64_t i = 0;
@@ -222,6 +257,8 @@ RowsKernel rows_kernel_avx512vnni(DType t) {
       return {rows_block32<BlockQ8_0, true>, ActFormat::kQ8_0};
     case DType::Q4_0:
       return {rows_block32<BlockQ4_0, false>, ActFormat::kQ8_0};
+    case DType::MXFP4:  // gpt-oss's experts
+      return {rows_block32<BlockMxfp4, true>, ActFormat::kQ8_0};
     case DType::Q4_K:
       return {rows<KQuant45Vnni<false>>, ActFormat::kQ8_K};
     case DType::Q5_K:

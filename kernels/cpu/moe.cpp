@@ -281,7 +281,15 @@ bool moe_ffn_at(IsaLevel level, const MoeFfnArgs& a, Parallel* pool, Workspace* 
     ku.fn(expert_rows(a.up, up_stride, *up_row, gr, xu, n_embd, u, n_ff), o0, o1);
     // The vector SwiGLU of ops.h (a scalar expf per value cost about 3% of a decode step).
     for (int64_t t = gr.begin; t < gr.begin + gr.n; ++t) {
-      swiglu(g + t * n_ff + o0, u + t * n_ff + o0, g + t * n_ff + o0, o1 - o0);
+      float* gt = g + t * n_ff + o0;  // [o1 - o0]
+      float* ut = u + t * n_ff + o0;
+      if (a.gate_bias != nullptr) add(gt, a.gate_bias + gr.expert * n_ff + o0, gt, o1 - o0);
+      if (a.up_bias != nullptr) add(ut, a.up_bias + gr.expert * n_ff + o0, ut, o1 - o0);
+      if (a.act == MoeActivation::kSwiGluOai) {
+        swiglu_oai(gt, ut, gt, o1 - o0, a.alpha, a.limit);
+      } else {
+        swiglu(gt, ut, gt, o1 - o0);
+      }
     }
     if (!h_quantized) {
       if (ready) std::atomic_ref<int64_t>(ready[gi]).fetch_sub(j1 - j0, std::memory_order_acq_rel);
@@ -395,6 +403,7 @@ bool moe_ffn_at(IsaLevel level, const MoeFfnArgs& a, Parallel* pool, Workspace* 
         // out is this call's scratch (each slot is read once): scaled in place, then added, with
         // the best vector ops; this file is built for the baseline ISA.
         float* o = out + prev * n_embd;
+        if (a.down_bias != nullptr) kernels::add(o, a.down_bias + a.ids[slot] * n_embd, o, n_embd);
         kernels::scale(o, a.weights[slot], n_embd);
         kernels::add(y, o, y, n_embd);
       }

@@ -128,6 +128,22 @@ void gelu(const float* x, float* y, int64_t n) {
 void swiglu(const float* gate, const float* up, float* y, int64_t n) {
   best().swiglu(gate, up, y, n);
 }
+// g sigmoid(alpha g) (u + 1) = silu(alpha g) (u + 1) / alpha: the clamps and scales here (the
+// compiler vectorizes them), the sigmoid through the ISA's vector SwiGLU, a chunk at a time so y
+// may alias gate or up.
+void swiglu_oai(const float* gate, const float* up, float* y, int64_t n, float alpha, float limit) {
+  constexpr int64_t kChunk = 256;
+  float g[kChunk], u[kChunk];
+  const float inv_alpha = 1.0f / alpha;
+  for (int64_t i0 = 0; i0 < n; i0 += kChunk) {
+    const int64_t m = std::min(kChunk, n - i0);
+    for (int64_t i = 0; i < m; ++i) {
+      g[i] = alpha * std::min(gate[i0 + i], limit);
+      u[i] = (std::clamp(up[i0 + i], -limit, limit) + 1.0f) * inv_alpha;
+    }
+    best().swiglu(g, u, y + i0, m);
+  }
+}
 void add(const float* a, const float* b, float* y, int64_t n) {
   best().add(a, b, y, n);
 }

@@ -129,6 +129,7 @@ __global__ void decode_reduce_kernel(AttnParams p) {
       num += w * p.part_acc[(base + s) * p.head_dim + d];
     }
   }
+  den = with_sink(p, h, mx, den);
   // No visible key: zeros rather than NaN, as the reference.
   p.out[(t * p.n_head + h) * p.head_dim + d] = den > 0.0f ? num / den : 0.0f;
 }
@@ -218,6 +219,7 @@ bool paged_attention(const Context& ctx, const PagedAttentionArgs& a) {
   p.block_tables = a.block_tables;
   p.scale = a.scale != 0.0f ? a.scale : 1.0f / sqrtf(static_cast<float>(a.head_dim));
   p.window = a.sliding_window;
+  p.sinks = a.sinks;
   if (a.n_tokens > kDecodeMaxTokens) {
     if (a.n_tokens >= kPrefillTensorCoreMinTokens && prefill_tc_supported(p)) {
       return launch_attention_prefill_tc(ctx.stream, p);

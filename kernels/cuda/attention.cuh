@@ -27,6 +27,7 @@ struct AttnParams {
   const int32_t* block_tables;
   float scale;
   int64_t window;
+  const float* sinks;  // [n_head] logits joining the softmax denominator, or null
   // decode split-K
   int64_t split_len, n_splits;
   float* part_acc;  // [n_tokens, n_head, n_splits, head_dim] unnormalised sums
@@ -55,6 +56,12 @@ __device__ __forceinline__ int64_t kv_row(const AttnParams& p, int32_t seq, int6
   const int32_t blk = ps / bs;
   const int64_t slot = static_cast<int64_t>(table[blk]) * p.block_size + (ps - blk * bs);
   return slot * p.n_kv_head + g;
+}
+
+// The softmax denominator l (running max m, in the scaled-logit units of the scores) of head h
+// with its sink when p has sinks; l == 0 (no visible key) stays 0, as the reference.
+__device__ __forceinline__ float with_sink(const AttnParams& p, int64_t h, float m, float l) {
+  return p.sinks != nullptr && l > 0.0f ? l + expf(p.sinks[h] - m) : l;
 }
 
 bool launch_attention_prefill(Stream s, const AttnParams& p);

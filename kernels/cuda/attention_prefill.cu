@@ -132,6 +132,7 @@ __global__ void __launch_bounds__(kThreads) prefill_kernel(AttnParams p) {
   }
   const int64_t t = t0 + r;
   if (t < p.n_tokens) {
+    l = with_sink(p, h, m, l);
     float* out = p.out + (t * p.n_head + h) * d;
 #pragma unroll
     for (int j = 0; j < kMaxHeadDim / kPerRow; ++j) {

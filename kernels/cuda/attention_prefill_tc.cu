@@ -243,6 +243,8 @@ __global__ void __launch_bounds__(kTcThreads) prefill_tc_kernel(AttnParams p) {
     l0 += __shfl_xor_sync(0xffffffffu, l0, off);
     l1 += __shfl_xor_sync(0xffffffffu, l1, off);
   }
+  l0 = with_sink(p, h, m0, l0);
+  l1 = with_sink(p, h, m1, l1);
   const int64_t ta = t0 + row0, tb = t0 + row1;
 #pragma unroll
   for (int nd = 0; nd < D / 8; ++nd) {

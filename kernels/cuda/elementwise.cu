@@ -99,13 +99,41 @@ __global__ void combine_kernel(CombineArgs a) {
       const int32_t e = a.ids[p];
       if (e < 0 || e >= a.n_expert) continue;
       const int64_t r = a.inv ? a.inv[p] : p;
-      acc += a.weights[p] * a.src[r * a.d + i];
+      const float b = a.down_bias != nullptr ? a.down_bias[e * a.d + i] : 0.0f;
+      acc += a.weights[p] * (a.src[r * a.d + i] + b);
     }
     y[i] = a.accumulate ? y[i] + acc : acc;
   }
 }
 
+__global__ void expert_act_kernel(ExpertActArgs a) {
+  const int64_t n = a.n_pairs * a.n_ff;
+  for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < n;
+       i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+    const int64_t p = i / a.n_ff, c = i - p * a.n_ff;
+    const int32_t e = a.ids[p];
+    const int64_t row = a.inv != nullptr ? a.inv[p] : p;
+    if (e < 0 || e >= a.n_expert || row < 0) continue;
+    float g = a.g[row * a.n_ff + c];
+    float u = a.u[row * a.n_ff + c];
+    if (a.gate_bias != nullptr) g += a.gate_bias[e * a.n_ff + c];
+    if (a.up_bias != nullptr) u += a.up_bias[e * a.n_ff + c];
+    if (a.oai) {
+      g = fminf(g, a.limit);
+      u = fminf(fmaxf(u, -a.limit), a.limit);
+      a.g[row * a.n_ff + c] = g / (1.0f + expf(-a.alpha * g)) * (u + 1.0f);
+    } else {
+      a.g[row * a.n_ff + c] = g / (1.0f + expf(-g)) * u;
+    }
+  }
+}
+
 }  // namespace
+
+void launch_expert_act(Stream s, const ExpertActArgs& a) {
+  const int64_t n = a.n_pairs * a.n_ff;
+  if (n > 0) ARC_LAUNCH(grid_for(n), kThreads, 0, s, expert_act_kernel)(a);
+}
 
 void launch_swiglu(Stream s, const float* gate, const float* up, float* y, int64_t n) {
   if (n > 0) ARC_LAUNCH(grid_for(n), kThreads, 0, s, swiglu_kernel)(gate, up, y, n);

@@ -10,7 +10,27 @@ namespace arc::kernels::cuda::detail {
 // y[i] = silu(gate[i]) * up[i] on rows: gate, up, y: [n_rows, d] (y may alias gate).
 void launch_swiglu(Stream s, const float* gate, const float* up, float* y, int64_t n);
 
-// y[t, :] (+)= sum_j weights[t, j] * src[row(t, j), :]; row(t, j) = inv[t * k + j] or t * k + j.
+// The expert activation with biases (gpt-oss) on the rows of n_pairs (token, expert) pairs:
+// g[row] = act(g[row] + gate_bias[e], u[row] + up_bias[e]), e = ids[p], row = inv[p] or p
+// (pairs with an out-of-range id or row -1 are skipped). g, u: [*, n_ff].
+struct ExpertActArgs {
+  float* g = nullptr;
+  const float* u = nullptr;
+  const int32_t* ids = nullptr;  // [n_pairs]
+  const int32_t* inv = nullptr;  // [n_pairs] or null
+  int64_t n_pairs = 0;
+  int64_t n_ff = 0;
+  int64_t n_expert = 0;
+  const float* gate_bias = nullptr;  // [n_expert, n_ff] or null
+  const float* up_bias = nullptr;    // [n_expert, n_ff] or null
+  bool oai = false;                  // clamped SwiGLU (MoeActivation::kSwiGluOai), else SwiGLU
+  float alpha = 1.702f;
+  float limit = 7.0f;
+};
+void launch_expert_act(Stream s, const ExpertActArgs& a);
+
+// y[t, :] (+)= sum_j weights[t, j] * (src[row(t, j), :] + down_bias[e]); row(t, j) =
+// inv[t * k + j] or t * k + j; down_bias: [n_expert, d] or null.
 // src: [*, d]; y: [n_tokens, d]; weights: [n_tokens, k].
 struct CombineArgs {
   const float* src = nullptr;
@@ -21,6 +41,7 @@ struct CombineArgs {
   int64_t n_tokens = 0;
   int64_t k = 0;
   int64_t d = 0;
+  const float* down_bias = nullptr;
   float* y = nullptr;
   bool accumulate = false;
 };

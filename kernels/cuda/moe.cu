@@ -172,6 +172,30 @@ struct Strides {
   size_t gate_row, up_row, down_row, gate_e, up_e, down_e;
 };
 
+// g = act(g + gate bias, u + up bias) on the rows of `pairs` pairs (row of pair p: inv[p] or p):
+// the plain SwiGLU kernel when the args have no biases and the plain activation.
+void activate(Stream s, const MoeFfnArgs& a, float* g, const float* u, const int32_t* ids,
+              const int32_t* inv, int64_t pairs) {
+  if (a.act == MoeActivation::kSwiGlu && a.gate_bias == nullptr && a.up_bias == nullptr) {
+    launch_swiglu(s, g, u, g, pairs * a.n_ff);
+    return;
+  }
+  ExpertActArgs e;
+  e.g = g;
+  e.u = u;
+  e.ids = ids;
+  e.inv = inv;
+  e.n_pairs = pairs;
+  e.n_ff = a.n_ff;
+  e.n_expert = a.n_expert;
+  e.gate_bias = a.gate_bias;
+  e.up_bias = a.up_bias;
+  e.oai = a.act == MoeActivation::kSwiGluOai;
+  e.alpha = a.alpha;
+  e.limit = a.limit;
+  launch_expert_act(s, e);
+}
+
 bool decode_ffn(const Context& ctx, const MoeFfnArgs& a, const Strides& st) {
   Carve c(ctx.scratch);
   const DecodeBufs b = carve_decode(c, a);
@@ -201,7 +225,7 @@ bool decode_ffn(const Context& ctx, const MoeFfnArgs& a, const Strides& st) {
   m.expert_bytes = st.up_e;
   m.y = b.u;
   if (!launch_matvec(s, a.up_type, m)) return false;
-  launch_swiglu(s, b.g, b.u, b.g, pairs * a.n_ff);
+  activate(s, a, b.g, b.u, a.ids, nullptr, pairs);
   if (b.qh.q) launch_quantize_x(s, b.g, a.n_ff, pairs, a.n_ff, b.qh);
   m.n_out = a.n_embd;
   m.n_in = a.n_ff;
@@ -223,6 +247,7 @@ bool decode_ffn(const Context& ctx, const MoeFfnArgs& a, const Strides& st) {
   cb.n_tokens = a.n_tokens;
   cb.k = a.k;
   cb.d = a.n_embd;
+  cb.down_bias = a.down_bias;
   cb.y = a.y;
   cb.accumulate = a.accumulate;
   launch_combine(s, cb);
@@ -267,7 +292,7 @@ bool prefill_ffn(const Context& ctx, const MoeFfnArgs& a, const Strides& st) {
     m.expert_bytes = st.up_e;
     m.y = b.u;
     if (!launch_mma(s, a.up_type, m)) return false;
-    launch_swiglu(s, b.g, b.u, b.g, pairs * a.n_ff);
+    activate(s, a, b.g, b.u, a.ids + t0 * a.k, b.bk.inv, pairs);
     m.x_rows = nullptr;
     m.x = b.g;
     m.x_stride = a.n_ff;
@@ -288,6 +313,7 @@ bool prefill_ffn(const Context& ctx, const MoeFfnArgs& a, const Strides& st) {
     cb.n_tokens = nt;
     cb.k = a.k;
     cb.d = a.n_embd;
+    cb.down_bias = a.down_bias;
     cb.y = a.y + t0 * a.n_embd;
     cb.accumulate = a.accumulate;
     launch_combine(s, cb);

@@ -51,6 +51,8 @@ void paged_attention(const PagedAttentionArgs& a) {
         detail::kv_load_row(a.kv_type, a.v_cache, row, d, v.data());
         for (int64_t i = 0; i < d; ++i) acc[i] += w * v[i];
       }
+      // The sink joins the denominator at the same shift (no value).
+      if (a.sinks != nullptr && sum > 0.0) sum += std::exp(static_cast<double>(a.sinks[h]) - mx);
       // No visible key (negative position): zeros rather than NaN.
       for (int64_t i = 0; i < d; ++i) out[i] = sum > 0.0 ? static_cast<float>(acc[i] / sum) : 0.0f;
     }

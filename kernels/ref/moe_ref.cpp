@@ -71,8 +71,16 @@ bool moe_ffn(const MoeFfnArgs& a) {
       m.y = u.data();
       if (!matmul(m)) return false;
       for (int64_t i = 0; i < a.n_ff; ++i) {
-        const double s = g[i] / (1.0 + std::exp(-static_cast<double>(g[i])));
-        g[i] = static_cast<float>(s * u[i]);
+        double gv = g[i], uv = u[i];
+        if (a.gate_bias != nullptr) gv += a.gate_bias[e * a.n_ff + i];
+        if (a.up_bias != nullptr) uv += a.up_bias[e * a.n_ff + i];
+        if (a.act == MoeActivation::kSwiGluOai) {
+          gv = std::min(gv, static_cast<double>(a.limit));
+          uv = std::clamp(uv, -static_cast<double>(a.limit), static_cast<double>(a.limit));
+          g[i] = static_cast<float>(gv / (1.0 + std::exp(-a.alpha * gv)) * (uv + 1.0));
+        } else {
+          g[i] = static_cast<float>(gv / (1.0 + std::exp(-gv)) * uv);
+        }
       }
       m.x = g.data();
       m.n_in = a.n_ff;
@@ -81,8 +89,10 @@ bool moe_ffn(const MoeFfnArgs& a) {
       m.w_type = a.down_type;
       m.y = out.data();
       if (!matmul(m)) return false;
-      for (int64_t i = 0; i < a.n_embd; ++i)
-        acc[i] += static_cast<double>(a.weights[t * a.k + j]) * out[i];
+      for (int64_t i = 0; i < a.n_embd; ++i) {
+        const double b = a.down_bias != nullptr ? a.down_bias[e * a.n_embd + i] : 0.0;
+        acc[i] += static_cast<double>(a.weights[t * a.k + j]) * (out[i] + b);
+      }
     }
     float* y = a.y + t * a.n_embd;  // [n_embd]
     for (int64_t i = 0; i < a.n_embd; ++i) {

@@ -1,5 +1,6 @@
 // Scalar references for the row-wise and elementwise ops: the tests' oracle. Written for clarity,
 // with double accumulation so they are at least as accurate as any optimized variant.
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -84,6 +85,16 @@ void swiglu(const float* gate, const float* up, float* y, int64_t n) {
   for (int64_t i = 0; i < n; ++i) {
     const double g = gate[i];
     y[i] = static_cast<float>(g / (1.0 + std::exp(-g)) * up[i]);
+  }
+}
+
+// gate, up, y: [n]
+void swiglu_oai(const float* gate, const float* up, float* y, int64_t n, float alpha, float limit) {
+  for (int64_t i = 0; i < n; ++i) {
+    const double g = std::min(static_cast<double>(gate[i]), static_cast<double>(limit));
+    const double u = std::clamp(static_cast<double>(up[i]), -static_cast<double>(limit),
+                                static_cast<double>(limit));
+    y[i] = static_cast<float>(g / (1.0 + std::exp(-alpha * g)) * (u + 1.0));
   }
 }
 

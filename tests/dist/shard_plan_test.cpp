@@ -66,7 +66,9 @@ TEST(ShardPlan, VocabRangesCoverEveryRowOnce) {
 
 TEST(ShardPlan, QuantizationBlockBoundaryRefused) {
   ModelConfig c = big_config();
-  c.n_ff_exp = 768;  // 384 per rank on 2 ranks: not a multiple of Q4_K's 256 values
+  // 384 per rank on 2 ranks: not a multiple of Q4_K's 256 values, and 3 blocks are too few to
+  // go round unevenly (at least 4 per rank).
+  c.n_ff_exp = 768;
   auto q4k = [](const TensorRef&) { return DType::Q4_K; };
   Result<ShardPlan> p = make_shard_plan(c, q4k, 2, 0);
   ASSERT_FALSE(p.ok());
@@ -107,6 +109,90 @@ TEST(ShardPlan, TensorRanges) {
     }
   });
   EXPECT_EQ(checked, 6);
+}
+
+// gpt-oss-120b's shape with MXFP4 experts: sinks split by head, expert biases by column like
+// their experts' rows, the biases of summed outputs whole (rank 0 adds them).
+TEST(ShardPlan, GptOss) {
+  ModelConfig c;
+  c.family = Family::kGptOss;
+  c.ffn = FfnKind::kMoe;
+  c.n_layer = 1;
+  c.n_embd = 2880;
+  c.n_vocab = 201088;
+  c.n_head = 64;
+  c.n_kv_head = 8;
+  c.head_dim = 64;
+  c.rot_dim = 64;
+  c.n_expert = 128;
+  c.n_expert_used = 4;
+  c.n_ff_exp = 2880;
+  c.qkv_bias = true;
+  auto types = [](const TensorRef& ref) {
+    const TensorRole r = ref.spec->role;
+    return r == TensorRole::kFfnGateExps || r == TensorRole::kFfnUpExps ||
+                   r == TensorRole::kFfnDownExps
+               ? DType::MXFP4
+               : DType::F32;
+  };
+  ShardPlan p = *make_shard_plan(c, types, 2, 1);
+  EXPECT_EQ(p.local.n_head, 32);
+  EXPECT_EQ(p.local.n_kv_head, 4);
+  EXPECT_EQ(p.local.n_ff_exp, 1440);
+  int checked = 0;
+  for_each_tensor(c, [&](const TensorRef& ref) {
+    TensorShard s = tensor_shard(p, ref);
+    const std::string n = ref.name;
+    if (n == "blk.0.attn_sinks.weight") {
+      EXPECT_EQ(s.begin, 32);
+      EXPECT_EQ(s.count, 32);
+      ++checked;
+    } else if (n == "blk.0.ffn_gate_exps.bias" || n == "blk.0.ffn_up_exps.bias") {
+      EXPECT_TRUE(s.columns);  // [n_expert rows of n_ff_exp]: each expert's own range
+      EXPECT_EQ(s.begin, 1440);
+      EXPECT_EQ(s.count, 1440);
+      ++checked;
+    } else if (n == "blk.0.attn_v.bias") {
+      EXPECT_EQ(s.begin, 4 * 64);
+      EXPECT_EQ(s.count, 4 * 64);
+      ++checked;
+    } else if (n == "blk.0.attn_output.bias" || n == "blk.0.ffn_down_exps.bias" ||
+               n == "blk.0.ffn_gate_inp.bias") {
+      EXPECT_TRUE(s.whole);
+      ++checked;
+    }
+  });
+  EXPECT_EQ(checked, 7);
+  // Four ranks: 720 columns of ffn_down_exps per rank would cut 32-value MXFP4 blocks; the
+  // width goes round in whole blocks instead (90 blocks: 22, 23, 22, 23), the same ranges for
+  // every tensor of the expert width.
+  int64_t next = 0;
+  for (int r = 0; r < 4; ++r) {
+    Result<ShardPlan> q = make_shard_plan(c, types, 4, r);
+    ASSERT_TRUE(q.ok()) << q.status().to_string();
+    EXPECT_EQ(q->ff_exp_begin, next);
+    EXPECT_EQ(q->local.n_ff_exp % 32, 0);
+    EXPECT_GE(q->local.n_ff_exp, 22 * 32);
+    EXPECT_LE(q->local.n_ff_exp, 23 * 32);
+    for_each_tensor(c, [&](const TensorRef& ref) {
+      const std::string n = ref.name;
+      if (n != "blk.0.ffn_down_exps.weight" && n != "blk.0.ffn_up_exps.weight" &&
+          n != "blk.0.ffn_up_exps.bias")
+        return;
+      const TensorShard s = tensor_shard(*q, ref);
+      EXPECT_EQ(s.begin, q->ff_exp_begin) << n;
+      EXPECT_EQ(s.count, q->local.n_ff_exp) << n;
+    });
+    next += q->local.n_ff_exp;
+  }
+  EXPECT_EQ(next, 2880);
+  // Eight ranks: 90 blocks as 11 or 12.
+  EXPECT_EQ(make_shard_plan(c, types, 8, 3)->local.n_ff_exp % 32, 0);
+  Result<ShardPlan> three = make_shard_plan(c, types, 3, 0);
+  ASSERT_FALSE(three.ok());
+  const std::string msg = three.status().to_string();
+  EXPECT_NE(msg.find("64 attention heads"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("Rank counts that split evenly: 1, 2, 4, 8"), std::string::npos) << msg;
 }
 
 // The rewrite against the file: every split weight of rank r equals the corresponding rows or

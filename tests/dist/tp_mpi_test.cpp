@@ -130,6 +130,23 @@ TEST(TensorParallel, MiniMaxM2) {
   o.n_kv_head = 1;
   compare_tp(o, kTolF32);
 }
+
+// gpt-oss: sinks split by head, expert biases by column, the output and down biases added once;
+// a window shorter than the prompts; MXFP4 experts split by column blocks.
+TEST(TensorParallel, GptOss) {
+  TestModelOptions o = opts(Family::kGptOss, "F32");
+  o.sliding_window = 4;
+  compare_tp(o, kTolF32);
+  o.type = "Q8_0";
+  compare_tp(o, kTolQ8);
+  o.type = "F32";
+  o.experts_type = "MXFP4";
+  compare_tp(o, kTolQ8);
+  // 9 MXFP4 blocks of expert width: 4 on rank 0, 5 on rank 1 (uneven, whole blocks).
+  o.n_ff_exp = 288;
+  compare_tp(o, kTolQ8);
+}
+
 TEST(TensorParallel, KvHeadsReplicatedWhenFewerThanRanks) {
   TestModelOptions o = opts(Family::kQwen3, "F32");
   o.n_kv_head = 1;

@@ -30,6 +30,7 @@ struct Case {
   bool long_decode = false;  // decode tokens only, over long histories (the split-KV path)
   k::KvLayout layout = k::KvLayout::kTokenRows;
   bool one_sequence = false;  // one decode token over 700 keys (every item equally long)
+  bool sinks = false;         // per-head sink logits in the softmax denominator (gpt-oss)
 };
 
 std::string name(const Case& c) {
@@ -37,7 +38,7 @@ std::string name(const Case& c) {
          " rep=" + std::to_string(c.n_rep) + " bs=" + std::to_string(c.block_size) +
          " win=" + std::to_string(c.window) +
          " type=" + std::to_string(static_cast<int>(c.kv_type)) +
-         (c.long_decode ? " long-decode" : "") +
+         (c.long_decode ? " long-decode" : "") + (c.sinks ? " sinks" : "") +
          (c.layout == k::KvLayout::kHeadBlocks ? " head-blocks" : " token-rows");
 }
 
@@ -73,6 +74,7 @@ struct Batch {
   std::vector<int64_t> lens, n_new;
   std::vector<std::vector<float>> k, v;  // per seq: [len, n_kv_head, head_dim], as stored
   std::vector<float> q;                  // [n_tokens, n_head, head_dim]
+  std::vector<float> sinks;              // [n_head] when c.sinks
   std::vector<int32_t> token_seq, token_pos, tables;
   std::vector<uint8_t> k_cache, v_cache;
 
@@ -96,6 +98,7 @@ struct Batch {
     a.max_blocks_per_seq = max_blocks;
     a.scale = c.scale;
     a.sliding_window = c.window;
+    a.sinks = sinks.empty() ? nullptr : sinks.data();
     return a;
   }
 };
@@ -173,6 +176,10 @@ Batch make_batch(const Case& c, uint32_t seed) {
   b.n_tokens = static_cast<int64_t>(ts.size());
   b.q.resize(b.n_tokens * b.n_head * d);
   for (float& x : b.q) x = u(rng) * 2.0f;
+  if (c.sinks) {  // from well below to well above the scores (which stay within about +-3)
+    b.sinks.resize(b.n_head);
+    for (float& x : b.sinks) x = 1.0f + 4.0f * u(rng);
+  }
 
   k::KvStoreArgs st;
   st.k = k_all.data();
@@ -214,6 +221,7 @@ std::vector<float> dense_attention(const Batch& b) {
       const double mx = *std::max_element(w.begin(), w.end());
       double sum = 0;
       for (double& x : w) sum += (x = std::exp(x - mx));
+      if (!b.sinks.empty()) sum += std::exp(static_cast<double>(b.sinks[h]) - mx);
       for (int64_t i = 0; i < d; ++i) {
         double acc = 0;
         for (int64_t p = lo; p <= pos; ++p) {
@@ -255,6 +263,15 @@ std::vector<Case> all_cases() {
   // block).
   cases.push_back({64, 1, 8, 16, 0, DType::F16, 0.0f, true});
   cases.push_back({96, 2, 4, 16, 0, DType::F32, 0.0f, true});
+  // Attention sinks: whole items and split keys, windows, GQA groups of 1, 4 and 8.
+  for (Case c : {Case{64, 2, 4, 16, 0, DType::F16}, Case{64, 2, 4, 16, 10, DType::F32},
+                 Case{64, 1, 8, 32, 0, DType::Q8_0}, Case{128, 4, 1, 16, 5, DType::F16},
+                 Case{64, 1, 8, 32, 300, DType::F32, 0.0f, true},
+                 Case{64, 2, 4, 16, 0, DType::F16, 0.0f, true},
+                 Case{64, 8, 1, 16, 0, DType::F16, 0.0f, false, k::KvLayout::kTokenRows, true}}) {
+    c.sinks = true;
+    cases.push_back(c);
+  }
   // The CPU backend's layout, for every case whose type it takes.
   const size_t n_rows = cases.size();
   for (size_t i = 0; i < n_rows; ++i) {

@@ -153,10 +153,13 @@ MoeFfnArgs expert_args(const Experts& ex, DType gate_up, DType down, int64_t k) 
   return a;
 }
 
+// gpt_oss: per-expert biases on all three projections and the clamped SwiGLU, with a limit low
+// enough that many values are clamped.
 void check_ffn(cpu::IsaLevel level, const Experts& ex, DType gt, DType dt, int64_t n_tok,
-               RouterScoring scoring, Parallel* pool) {
+               RouterScoring scoring, Parallel* pool, bool gpt_oss = false) {
   SCOPED_TRACE(std::string(cpu::isa_name(level)) + " " + std::string(dtype_name(gt)) + "/" +
-               std::string(dtype_name(dt)) + " tokens=" + std::to_string(n_tok));
+               std::string(dtype_name(dt)) + " tokens=" + std::to_string(n_tok) +
+               (gpt_oss ? " biases, clamped SwiGLU" : ""));
   const int64_t n_embd = kEmbd, k = 2;
   const auto x = random_floats(n_tok * n_embd, 41);
   const Routing rt = route_random(n_tok, k, 42, scoring);
@@ -169,6 +172,16 @@ void check_ffn(cpu::IsaLevel level, const Experts& ex, DType gt, DType dt, int64
   a.ids = ids.data();
   a.weights = w.data();
   a.accumulate = true;
+  const auto gb = random_floats(kExperts * kFf, 44, 1.5f);
+  const auto ub = random_floats(kExperts * kFf, 45, 1.5f);
+  const auto db = random_floats(kExperts * n_embd, 46, 0.5f);
+  if (gpt_oss) {
+    a.gate_bias = gb.data();
+    a.up_bias = ub.data();
+    a.down_bias = db.data();
+    a.act = MoeActivation::kSwiGluOai;
+    a.limit = 1.0f;
+  }
   std::vector<float> y = random_floats(n_tok * n_embd, 43), y_ref = y;
   a.y = y_ref.data();
   ASSERT_TRUE(ref::moe_ffn(a));
@@ -202,6 +215,9 @@ TEST(MoeFfn, EveryLevelMatchesReference) {
     check_ffn(level, kq, DType::Q4_K, DType::Q6_K, 11, RouterScoring::kSigmoid, &pool);
     check_ffn(level, mx, DType::MXFP4, DType::Q8_0, 5, RouterScoring::kSoftmax, nullptr);
     check_ffn(level, fl, DType::F16, DType::F32, 3, RouterScoring::kSoftmax, &pool);
+    check_ffn(level, mx, DType::MXFP4, DType::Q8_0, 1, RouterScoring::kSoftmax, &pool, true);
+    check_ffn(level, mx, DType::MXFP4, DType::Q8_0, 6, RouterScoring::kSoftmax, &pool, true);
+    check_ffn(level, fl, DType::F16, DType::F32, 4, RouterScoring::kSoftmax, &pool, true);
   }
 }
 

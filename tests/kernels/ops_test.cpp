@@ -235,3 +235,28 @@ TEST(OpsIsa, BestIsListedLast) {
   EXPECT_EQ(isas.size(), 2u);
 #endif
 }
+
+// gpt-oss's clamped SwiGLU: hand-computed values of the reference (both clamps), then the
+// dispatched op against it over sizes, in place too.
+TEST(Ops, SwigluOaiClampsAndMatchesReference) {
+  const float g[] = {0.0f, 1.0f, -2.0f, 9.0f, 3.0f};
+  const float u[] = {0.5f, -1.0f, 2.0f, 1.0f, -8.0f};
+  float y[5];
+  k::ref::swiglu_oai(g, u, y, 5, 1.702f, 7.0f);
+  auto expect = [](double gv, double uv) { return gv / (1.0 + std::exp(-1.702 * gv)) * (uv + 1); };
+  EXPECT_EQ(y[0], 0.0f);
+  EXPECT_NEAR(y[1], expect(1.0, -1.0), 1e-7);  // (u + 1) = 0
+  EXPECT_NEAR(y[2], expect(-2.0, 2.0), 1e-6);
+  EXPECT_NEAR(y[3], expect(7.0, 1.0), 1e-5);   // gate clamped to the limit
+  EXPECT_NEAR(y[4], expect(3.0, -7.0), 1e-5);  // up clamped to -limit
+  for (int64_t n : kSizes) {
+    const auto x = random_vec(n, -12.0f, 12.0f, 11 + n);
+    auto w = random_vec(n, -10.0f, 10.0f, 12 + n);
+    std::vector<float> want(n), got(n);
+    k::ref::swiglu_oai(x.data(), w.data(), want.data(), n, 1.702f, 7.0f);
+    k::swiglu_oai(x.data(), w.data(), got.data(), n, 1.702f, 7.0f);
+    expect_close(got.data(), want.data(), n, 1e-5f, 1e-6f, "swiglu_oai");
+    k::swiglu_oai(x.data(), w.data(), w.data(), n, 1.702f, 7.0f);  // y aliases up
+    expect_close(w.data(), want.data(), n, 1e-5f, 1e-6f, "swiglu_oai in place");
+  }
+}

@@ -1,8 +1,8 @@
 // KV store and paged attention against the CPU kv_store and ref::paged_attention: GQA, two
 // sequences in shuffled cache blocks, long contexts (several decode splits), prefill tiles that
-// mix sequences, batched decode, sliding windows, head_dim 64/128/256 (and 16, 80 with F16),
-// F32/F16/Q8_0 caches. Tolerance 1e-4 absolute: outputs are convex combinations of values in [-1,
-// 1]; the GPU uses F32 exp/sums, the reference double.
+// mix sequences, batched decode, sliding windows, attention sinks, head_dim 64/128/256 (and 16, 80
+// with F16), F32/F16/Q8_0 caches. Tolerance 1e-4 absolute: outputs are convex combinations of
+// values in [-1, 1]; the GPU uses F32 exp/sums, the reference double.
 #include <algorithm>
 #include <numeric>
 #include <random>
@@ -131,6 +131,10 @@ TEST_P(AttentionCuda, DecodeAndPrefillMatchRef) {
     a.block_tables = tables.data();
     a.max_blocks_per_seq = max_blocks;
     a.sliding_window = window;
+    // Attention sinks (gpt-oss) on the windowed and the F16 cases: decode, batched decode and
+    // prefill kernels. Logits from below to above the scores.
+    const auto sinks = random_floats(static_cast<size_t>(n_head), 24, -3.0f, 5.0f);
+    if (window > 0 || kv == DType::F16) a.sinks = sinks.data();
     const auto got = device_paged_attention(a, dkc.get(), dvc.get(), dtables.get());
     ASSERT_EQ(got.size(), ref.size());
     EXPECT_LE(max_abs_diff(got, ref), 1e-4) << "tokens " << n;

@@ -91,6 +91,9 @@ class CudaTest : public ::testing::Test {
     Dev<float> dq(std::vector<float>(a.q, a.q + n_q)), dout(n_q);
     Dev<int32_t> dseq(std::vector<int32_t>(a.token_seq, a.token_seq + a.n_tokens));
     Dev<int32_t> dpos(std::vector<int32_t>(a.token_pos, a.token_pos + a.n_tokens));
+    Dev<float> dsinks(a.sinks != nullptr ? std::vector<float>(a.sinks, a.sinks + a.n_head)
+                                         : std::vector<float>(1));
+    if (a.sinks != nullptr) a.sinks = dsinks.get();
     a.q = dq.get();
     a.out = dout.get();
     a.k_cache = k_cache;

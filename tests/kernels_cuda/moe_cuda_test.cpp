@@ -99,7 +99,14 @@ TEST_P(MoeFfnCuda, MatchesRef) {
     std::copy(e.begin(), e.begin() + k, ids.begin() + t * k);
   }
   const auto weights = random_floats(ids.size(), 46, 0.0f, 1.0f);
-  for (bool accumulate : {false, true}) {
+  // gpt-oss: biases on every projection and the clamped SwiGLU (a low limit: many values
+  // clamped), on the MXFP4 and Q8_0 cases, decode and prefill.
+  const auto gate_b = random_floats(static_cast<size_t>(n_expert * c.n_ff), 48, -1.5f, 1.5f);
+  const auto up_b = random_floats(static_cast<size_t>(n_expert * c.n_ff), 49, -1.5f, 1.5f);
+  const auto down_b = random_floats(static_cast<size_t>(n_expert * c.n_embd), 50, -0.5f, 0.5f);
+  const bool oai_case = c.gate == DType::MXFP4 || c.gate == DType::Q8_0;
+  for (int mode = 0; mode < (oai_case ? 3 : 2); ++mode) {
+    const bool accumulate = mode >= 1, oai = mode == 2;
     const auto y0 = random_floats(static_cast<size_t>(n_tokens * c.n_embd), 47);
     std::vector<float> ref = y0;
     MoeFfnArgs a;
@@ -119,8 +126,15 @@ TEST_P(MoeFfnCuda, MatchesRef) {
     a.down_type = c.down;
     a.y = ref.data();
     a.accumulate = accumulate;
+    if (oai) {
+      a.gate_bias = gate_b.data();
+      a.up_bias = up_b.data();
+      a.down_bias = down_b.data();
+      a.act = MoeActivation::kSwiGluOai;
+      a.limit = 1.0f;
+    }
     ASSERT_TRUE(ref::moe_ffn(a));
-    Dev<float> dx(x), dwt(weights), dy(y0);
+    Dev<float> dx(x), dwt(weights), dy(y0), dgb(gate_b), dub(up_b), ddb(down_b);
     Dev<int32_t> di(ids);
     Dev<uint8_t> dg(gate), du(up), dd(down);
     MoeFfnArgs g = a;
@@ -131,10 +145,16 @@ TEST_P(MoeFfnCuda, MatchesRef) {
     g.up = du.get();
     g.down = dd.get();
     g.y = dy.get();
+    if (oai) {
+      g.gate_bias = dgb.get();
+      g.up_bias = dub.get();
+      g.down_bias = ddb.get();
+    }
     ASSERT_TRUE(moe_ffn(ctx_, g));
     sync();
     EXPECT_LE(max_abs_diff(dy.download(), ref), 2e-2 * max_abs(ref))
-        << dtype_name(c.gate) << "/" << dtype_name(c.down) << " tokens " << n_tokens;
+        << dtype_name(c.gate) << "/" << dtype_name(c.down) << " tokens " << n_tokens
+        << (oai ? " biases, clamped SwiGLU" : "");
   }
 }
 

@@ -75,7 +75,11 @@ INSTANTIATE_TEST_SUITE_P(Families, ForwardVsReference,
                                            ModelCase{"mixtral_f32", Family::kLlama, 4, "F32"},
                                            ModelCase{"mixtral_q8", Family::kLlama, 4, "Q8_0"},
                                            ModelCase{"qwen3_f32", Family::kQwen3, 0, "F32"},
-                                           ModelCase{"qwen3_f16", Family::kQwen3, 0, "F16"}),
+                                           ModelCase{"qwen3_f16", Family::kQwen3, 0, "F16"},
+                                           ModelCase{"gptoss_f32", Family::kGptOss, 8, "F32"},
+                                           ModelCase{"gptoss_q8", Family::kGptOss, 8, "Q8_0"},
+                                           ModelCase{"gptoss_mxfp4", Family::kGptOss, 8, "MXFP4"},
+                                           ModelCase{"gptoss_q4km", Family::kGptOss, 8, "Q4_K_M"}),
                          [](const auto& info) { return std::string(info.param.name); });
 
 // Greedy decoding of several prompts; `together` decodes them in one batch per step.
@@ -148,7 +152,8 @@ TEST(Forward, GreedyIsIdenticalAcrossThreadsAndBatches) {
 
 // The generator's weights give clear greedy margins (the point of its scaling).
 TEST(TestModel, GreedyStepsHaveClearMargins) {
-  for (Family fam : {Family::kQwen3Moe, Family::kQwen2Moe, Family::kLlama, Family::kQwen3}) {
+  for (Family fam :
+       {Family::kQwen3Moe, Family::kQwen2Moe, Family::kLlama, Family::kQwen3, Family::kGptOss}) {
     TestModelOptions o =
         tiny_model({"", fam, fam == Family::kLlama || fam == Family::kQwen3 ? 0 : 4, "F32"});
     auto bytes = build_test_model(o);

@@ -37,6 +37,14 @@ ReferenceModel::ReferenceModel(const gguf::File& f) : arch_(f.architecture()) {
   }
   sections_ = f.get_int_array(arch_ + ".rope.dimension_sections").value_or(std::vector<int64_t>{});
   n_deepstack_ = geti("n_deepstack_layers", 0);
+  swa_ = geti("attention.sliding_window", 0);
+  swa_period_ = swa_ > 0 ? geti("attention.sliding_window_pattern", 2) : 0;
+  if (f.get_string(arch_ + ".rope.scaling.type").value_or("") == "yarn") {
+    yarn_factor_ = f.get_float(arch_ + ".rope.scaling.factor").value_or(1.0);
+    yarn_orig_ctx_ = static_cast<double>(geti("rope.scaling.original_context_length", 0));
+    yarn_beta_fast_ = f.get_float(arch_ + ".rope.scaling.yarn_beta_fast").value_or(32.0);
+    yarn_beta_slow_ = f.get_float(arch_ + ".rope.scaling.yarn_beta_slow").value_or(1.0);
+  }
   for (const gguf::TensorInfo& ti : f.tensors()) {
     Mat m;
     m.cols = ti.shape[0];
@@ -100,10 +108,10 @@ void ReferenceModel::rope(std::vector<double>& x, int64_t n_heads,
         if (i % 3 == 2 && i < 3 * sections_[2]) axis = 2;
       }
       const int64_t pos = p3[axis];
-      const double ang =
-          static_cast<double>(pos) *
-          std::pow(theta_, -2.0 * static_cast<double>(i) / static_cast<double>(n_rot_));
-      const double c = std::cos(ang), s = std::sin(ang);
+      const double ang = rope_angle(pos, i);
+      // YaRN scales the rotation's magnitude too (q and k both: logits by its square).
+      const double mag = yarn_factor_ > 0.0 ? 1.0 + 0.1 * std::log(yarn_factor_) : 1.0;
+      const double c = std::cos(ang) * mag, s = std::sin(ang) * mag;
       const int64_t a = neox_ ? i : 2 * i;
       const int64_t b = neox_ ? i + n_rot_ / 2 : 2 * i + 1;
       const double x0 = v[a], x1 = v[b];
@@ -191,6 +199,9 @@ std::vector<std::vector<double>> ReferenceModel::forward(const std::vector<int32
   const int64_t group = n_head_ / n_kv_;
   for (int64_t l = 0; l < n_layer_; ++l) {
     const std::string p = "blk." + std::to_string(l) + ".";
+    // Sliding-window layers see the last swa_ positions; sinks join each softmax (gpt-oss).
+    const bool swa = swa_ > 0 && l % swa_period_ < swa_period_ - 1;
+    const Mat* sinks = has(p + "attn_sinks.weight") ? &t(p + "attn_sinks.weight") : nullptr;
     std::vector<std::vector<double>> q(n), k(n), v(n);
     for (int64_t i = 0; i < n; ++i) {
       const std::vector<double> h = rms(x[i], &t(p + "attn_norm.weight"), 0, n_embd_);
@@ -224,29 +235,34 @@ std::vector<std::vector<double>> ReferenceModel::forward(const std::vector<int32
       std::vector<double> att(static_cast<size_t>(n_head_ * hd_), 0.0);
       for (int64_t h = 0; h < n_head_; ++h) {
         const int64_t kh = h / group;
-        std::vector<double> s(static_cast<size_t>(i + 1));
+        const int64_t j0 = swa ? std::max<int64_t>(0, i - swa_ + 1) : 0;
+        std::vector<double> s(static_cast<size_t>(i + 1), 0.0);
         double mx = -1e300;
-        for (int64_t j = 0; j <= i; ++j) {
+        for (int64_t j = j0; j <= i; ++j) {
           double d = 0.0;
           for (int64_t c = 0; c < hd_; ++c) d += q[i][h * hd_ + c] * k[j][kh * hd_ + c];
           s[j] = d / std::sqrt(static_cast<double>(hd_));
           mx = std::max(mx, s[j]);
         }
         double z = 0.0;
-        for (double& e : s) z += (e = std::exp(e - mx));
-        for (int64_t j = 0; j <= i; ++j) {
+        for (int64_t j = j0; j <= i; ++j) z += (s[j] = std::exp(s[j] - mx));
+        if (sinks != nullptr) z += std::exp(sinks->v[h] - mx);
+        for (int64_t j = j0; j <= i; ++j) {
           for (int64_t c = 0; c < hd_; ++c) att[h * hd_ + c] += s[j] / z * v[j][kh * hd_ + c];
         }
       }
       const std::vector<double> o = matvec(t(p + "attn_output.weight"), att);
-      for (int64_t c = 0; c < n_embd_; ++c) x[i][c] += o[c];
+      const Mat* ob = has(p + "attn_output.bias") ? &t(p + "attn_output.bias") : nullptr;
+      for (int64_t c = 0; c < n_embd_; ++c) x[i][c] += o[c] + (ob ? ob->v[c] : 0.0);
     }
     for (int64_t i = 0; i < n; ++i) {
-      // GLM's FFN norm is its post_attention_layernorm, under that name in the GGUF.
+      const bool oss = arch_ == "gpt-oss";
+      // GLM's and gpt-oss's FFN norm is their post_attention_layernorm, under that name in the
+      // GGUF.
       const std::string norm =
           has(p + "ffn_norm.weight") ? "ffn_norm.weight" : "post_attention_norm.weight";
       const std::vector<double> h = rms(x[i], &t(p + norm), 0, n_embd_);
-      const std::vector<double> f = ffn(p, h);
+      const std::vector<double> f = oss ? ffn_gpt_oss(p, h) : ffn(p, h);
       for (int64_t c = 0; c < n_embd_; ++c) x[i][c] += f[c];
       // Deepstack: image tokens' hidden states get feature l after layer l.
       if (image != nullptr && l < n_deepstack_ && !image->deepstack[i].empty()) {

@@ -44,6 +44,10 @@ class ReferenceModel {
   std::vector<double> rms(const std::vector<double>& x, const Mat* w, int64_t off, int64_t n) const;
   void rope(std::vector<double>& x, int64_t n_heads, const std::array<int64_t, 3>& pos) const;
   std::vector<double> ffn(const std::string& p, const std::vector<double>& x) const;
+  // gpt-oss (reference_gpt_oss.cpp): the rotation angle of pair i at `pos` with YaRN, and the
+  // MoE FFN with router bias, top-k softmax and biased experts with the clamped SwiGLU.
+  double rope_angle(int64_t pos, int64_t i) const;
+  std::vector<double> ffn_gpt_oss(const std::string& p, const std::vector<double>& x) const;
 
   std::string arch_;
   int64_t n_layer_ = 0, n_embd_ = 0, n_head_ = 0, n_kv_ = 0, hd_ = 0, n_vocab_ = 0;
@@ -58,6 +62,9 @@ class ReferenceModel {
   bool neox_ = true, norm_topk_ = true;
   std::vector<int64_t> sections_;  // multi-axis rope sections (qwen3vlmoe), empty otherwise
   int64_t n_deepstack_ = 0;
+  // gpt-oss: sliding window on layers l % swa_period_ < swa_period_ - 1; YaRN (factor 0: none).
+  int64_t swa_ = 0, swa_period_ = 0;
+  double yarn_factor_ = 0.0, yarn_orig_ctx_ = 0.0, yarn_beta_fast_ = 32.0, yarn_beta_slow_ = 1.0;
   std::map<std::string, Mat> w_;
 };
 

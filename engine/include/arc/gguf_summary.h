@@ -45,7 +45,10 @@ struct Hyperparameters {
   std::optional<int64_t> leading_dense_block_count, expert_shared_count, expert_gating_func;
   std::optional<double> expert_weights_scale;
   std::optional<bool> expert_weights_norm;
-  std::optional<int64_t> nextn_predict_layers;  // MTP layers counted in block_count
+  std::optional<int64_t> nextn_predict_layers;    // MTP layers counted in block_count
+  std::optional<int64_t> sliding_window;          // attention.sliding_window (gpt-oss: 128)
+  std::optional<int64_t> sliding_window_pattern;  // every Nth layer full attention
+  bool attention_sinks = false;                   // blk.0.attn_sinks.weight present
 };
 
 struct ModelSummary {

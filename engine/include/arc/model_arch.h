@@ -51,6 +51,13 @@ enum class TensorRole : int {
   kNextnEmbedTokens,     // [n_vocab rows of n_embd], optional
   kNextnSharedHeadHead,  // [n_vocab rows of n_embd], optional
   kNextnSharedHeadNorm,  // [n_embd]
+  // gpt-oss
+  kAttnOutBias,      // [n_embd]
+  kAttnSinks,        // [n_head] sink logits (attn_sinks.weight)
+  kFfnRouterBias,    // [n_expert] (ffn_gate_inp.bias)
+  kFfnGateExpsBias,  // [n_expert rows of n_ff_exp]
+  kFfnUpExpsBias,    // [n_expert rows of n_ff_exp]
+  kFfnDownExpsBias,  // [n_expert rows of n_embd]
   kCount
 };
 
@@ -68,6 +75,7 @@ enum class Dim : uint8_t {
   kFfShexp,
   kOne,
   kEmbd2,  // 2 * n_embd (nextn eh_proj input)
+  kHead,   // n_head
 };
 
 // How a tensor splits across N tensor-parallel ranks (GGUF order: shape[0] is the row length,
@@ -81,6 +89,7 @@ enum class Split : uint8_t {
   kExpertRows = 5,  // every expert's intermediate rows split (gate/up_exps)
   kExpertCols = 6,  // every expert's intermediate columns split (down_exps), then all-reduce
   kVocab = 7,       // rows split by vocabulary (output head)
+  kHeads = 8,       // one value per query head, split by whole heads (attention sinks)
 };
 std::string_view split_name(Split s);
 

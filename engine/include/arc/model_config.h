@@ -27,6 +27,7 @@ enum class Family : int {
   kQwen3VlMoe = 4,  // Qwen3-VL MoE: qwen3moe with interleaved multi-axis RoPE and deepstack inputs
   kGlm4Moe = 5,     // GLM-4.5/4.6/4.7: leading dense layers, sigmoid routing, a shared expert
   kMiniMaxM2 = 6,   // MiniMax-M2: sigmoid routing, q/k RMS norms over the whole q and k vectors
+  kGptOss = 7,      // gpt-oss: attention sinks, alternating sliding-window layers, biases, YaRN
 };
 
 std::string_view family_name(Family f);  // the GGUF general.architecture string
@@ -82,6 +83,30 @@ struct ModelConfig {
   // q/k RMS norm over the whole q [q_dim] and k [kv_dim] vectors instead of per head
   // (minimax-m2); under tensor parallelism the sum of squares spans the ranks.
   bool qk_norm_full = false;
+  // YaRN (rope.scaling.type "yarn"): rope_freq_scale is 1 / factor; the ramp between the
+  // extrapolated and interpolated frequencies runs over the pairs given by beta_fast/slow and the
+  // original context; the kernels scale cos/sin by attn_factor * (1 + 0.1 ln factor).
+  float rope_ext_factor = 0.0f;  // 0: no YaRN
+  float rope_attn_factor = 1.0f;
+  float yarn_beta_fast = 32.0f;
+  float yarn_beta_slow = 1.0f;
+  int64_t rope_n_ctx_orig = 0;  // original training context (rope.scaling.original_context_length)
+
+  // gpt-oss. Sliding-window layers attend to the last sliding_window positions; layer l is one
+  // when l % swa_period < swa_period - 1 (llama.cpp's set_swa_pattern: period 2, the even
+  // layers).
+  int64_t sliding_window = 0;  // 0: every layer full attention
+  int64_t swa_period = 0;
+  bool attn_sinks = false;     // attn_sinks.weight: per-head logits in the softmax denominator
+  bool attn_out_bias = false;  // attn_output.bias
+  bool router_bias = false;    // ffn_gate_inp.bias added to the router logits
+  bool expert_bias = false;    // ffn_{gate,up,down}_exps.bias
+  bool swiglu_oai = false;     // experts' clamped SwiGLU (alpha, limit) instead of silu(g) * u
+  float swiglu_alpha = 1.702f;
+  float swiglu_limit = 7.0f;
+  bool layer_is_swa(int64_t l) const {
+    return sliding_window > 0 && swa_period > 0 && l % swa_period < swa_period - 1;
+  }
 
   // Multi-axis rotary (qwen3vlmoe): rotated pairs per axis t, h, w (and an unused 4th), e.g.
   // {24, 20, 20, 0} for head dim 128. Interleaved: pair i rotates by the h position when
@@ -109,6 +134,12 @@ struct ModelConfig {
     v("rope_freqs", rope_freqs), v("norm_topk", norm_topk), v("n_deepstack", n_deepstack);
     v("router_sigmoid", router_sigmoid), v("expert_weights_scale", expert_weights_scale);
     v("n_dense_lead", n_dense_lead), v("n_nextn", n_nextn), v("qk_norm_full", qk_norm_full);
+    v("rope_ext_factor", rope_ext_factor), v("rope_attn_factor", rope_attn_factor);
+    v("yarn_beta_fast", yarn_beta_fast), v("yarn_beta_slow", yarn_beta_slow);
+    v("rope_n_ctx_orig", rope_n_ctx_orig), v("sliding_window", sliding_window);
+    v("swa_period", swa_period), v("attn_sinks", attn_sinks), v("attn_out_bias", attn_out_bias);
+    v("router_bias", router_bias), v("expert_bias", expert_bias), v("swiglu_oai", swiglu_oai);
+    v("swiglu_alpha", swiglu_alpha), v("swiglu_limit", swiglu_limit);
   }
   // Whether layer l's FFN is dense (all layers of a dense model, the leading ones of glm4moe).
   bool dense_layer(int64_t l) const { return ffn == FfnKind::kDense || l < n_dense_lead; }

@@ -6,7 +6,8 @@
 //   K/V heads          split evenly, or replicated in groups when n_kv_head < N (N % n_kv_head)
 //   attn_output        columns by heads (q_dim / N on quantization-block boundaries)
 //   dense / shared FFN gate/up rows, down columns (n_ff / N on block boundaries)
-//   experts            every expert's gate/up rows and down columns (n_ff_exp / N, blocks)
+//   experts            every expert's gate/up rows and down columns (n_ff_exp / N, blocks; when
+//                      n_ff_exp / N is not whole blocks, uneven ranges of whole blocks)
 //   output head        rows by vocabulary (uneven allowed), logits all-gathered
 //   the rest           replicated (embeddings, norms, router, rope factors)
 //
@@ -33,6 +34,7 @@ struct ShardPlan {
   ModelConfig full;
   ModelConfig local;                 // n_head, n_kv_head, n_ff, n_ff_exp, n_ff_shexp for this rank
   int64_t kv_head_begin = 0;         // first KV head this rank holds
+  int64_t ff_exp_begin = 0;          // first intermediate column of every expert this rank holds
   std::vector<int64_t> vocab_begin;  // [n_ranks + 1] output-head row ranges
   int64_t vocab_count() const { return vocab_begin[rank + 1] - vocab_begin[rank]; }
 };

@@ -123,4 +123,22 @@ inline constexpr TensorSpec kNextnSharedHeadNorm{
     R::kNextnSharedHeadNorm, "nextn.shared_head_norm.weight", true, {D::kEmbd}, 1, S::kReplicated,
     P::kNextnOptional};
 
+// gpt-oss: the FFN norm under its own name, sinks, and biases on the output projection, the
+// router and the experts. Biases of replicated outputs (attn_output, ffn_down_exps) stay whole:
+// rank 0 adds them after the split projections.
+inline constexpr TensorSpec kPostAttnNorm{
+    R::kFfnNorm, "post_attention_norm.weight", true, {D::kEmbd}, 1, S::kReplicated};
+inline constexpr TensorSpec kAttnOutBias{R::kAttnOutBias, "attn_output.bias", true, {D::kEmbd}, 1,
+                                         S::kReplicated};
+inline constexpr TensorSpec kAttnSinks{R::kAttnSinks, "attn_sinks.weight", true, {D::kHead}, 1,
+                                       S::kHeads};
+inline constexpr TensorSpec kFfnRouterBias{
+    R::kFfnRouterBias, "ffn_gate_inp.bias", true, {D::kExpert}, 1, S::kReplicated};
+inline constexpr TensorSpec kFfnGateExpsBias{
+    R::kFfnGateExpsBias, "ffn_gate_exps.bias", true, {D::kFfExp, D::kExpert}, 2, S::kCols};
+inline constexpr TensorSpec kFfnUpExpsBias{
+    R::kFfnUpExpsBias, "ffn_up_exps.bias", true, {D::kFfExp, D::kExpert}, 2, S::kCols};
+inline constexpr TensorSpec kFfnDownExpsBias{
+    R::kFfnDownExpsBias, "ffn_down_exps.bias", true, {D::kEmbd, D::kExpert}, 2, S::kReplicated};
+
 }  // namespace arc::arch::spec

@@ -1,6 +1,7 @@
 // Attention over a paged KV cache. Tokens of several sequences come flattened in one batch; each
 // token attends causally to positions [0, pos] of its own sequence (and only the last
-// `sliding_window` of them when that is > 0). Grouped-query: query head h reads KV head
+// `sliding_window` of them when that is > 0), with an optional per-head sink logit in the
+// softmax denominator. Grouped-query: query head h reads KV head
 // h / (n_head / n_kv_head). Online (streaming) softmax, F32 accumulation.
 #pragma once
 
@@ -52,6 +53,9 @@ struct PagedAttentionArgs {
   int64_t max_blocks_per_seq = 0;
   float scale = 0.0f;          // 0: 1 / sqrt(head_dim)
   int64_t sliding_window = 0;  // 0: full causal
+  // Attention sinks (gpt-oss): per query head a learned logit that joins the softmax denominator
+  // and carries no value, out = sum_j e^(s_j) v_j / (e^(sink) + sum_j e^(s_j)). Null: none.
+  const float* sinks = nullptr;  // [n_head]
   // The machine's hardware threads, for the CPU kernels' choice between attending each (token,
   // kv head) whole or in chunks of keys merged afterwards (0: chunks whenever the shapes call for
   // them). Whole items are faster when they spread evenly over the machine (a single sequence's

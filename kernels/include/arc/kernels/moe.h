@@ -28,7 +28,15 @@ struct RouterArgs {
 };
 void moe_route(const RouterArgs& args);
 
-// y[t, :] (+)= sum_j weights[t, j] * down_e(silu(gate_e x[t]) * up_e x[t]),  e = ids[t, j].
+// The activation between an expert's gate/up and its down projection.
+enum class MoeActivation : int {
+  kSwiGlu = 0,     // silu(g) * u
+  kSwiGluOai = 1,  // gpt-oss: g' = min(g, limit), u' = clamp(u, -limit, limit),
+                   // g' * sigmoid(alpha * g') * (u' + 1)
+};
+
+// y[t, :] (+)= sum_j weights[t, j] * down_e(act(gate_e x[t], up_e x[t])),  e = ids[t, j],
+// each projection plus its expert's bias when the args have biases (gpt-oss).
 // Prefill groups tokens by expert so each expert's weights are read once per step; decode reads
 // only the selected experts.
 struct MoeFfnArgs {
@@ -50,7 +58,15 @@ struct MoeFfnArgs {
   size_t gate_expert_bytes = 0;  // 0: n_ff rows of n_embd
   size_t up_expert_bytes = 0;
   size_t down_expert_bytes = 0;
-  float* y = nullptr;  // [n_tokens, n_embd]
+  // Per-expert F32 biases, or null: g = gate_e x + gate_bias[e], u = up_e x + up_bias[e],
+  // down_e h + down_bias[e] (the last scaled by the routing weight with the rest).
+  const float* gate_bias = nullptr;  // [n_expert, n_ff]
+  const float* up_bias = nullptr;    // [n_expert, n_ff]
+  const float* down_bias = nullptr;  // [n_expert, n_embd]
+  MoeActivation act = MoeActivation::kSwiGlu;
+  float alpha = 1.702f;  // kSwiGluOai
+  float limit = 7.0f;    // kSwiGluOai
+  float* y = nullptr;    // [n_tokens, n_embd]
   bool accumulate = false;
 };
 bool moe_ffn(const MoeFfnArgs& args, Parallel* pool);

@@ -63,7 +63,10 @@ void softmax_rows(float* x, int64_t n_rows, int64_t n);  // in place, [n_rows, n
 void silu(const float* x, float* y, int64_t n);
 void gelu(const float* x, float* y, int64_t n);                        // tanh approximation
 void swiglu(const float* gate, const float* up, float* y, int64_t n);  // silu(gate) * up
-void add(const float* a, const float* b, float* y, int64_t n);         // y may alias a or b
+// gpt-oss's clamped SwiGLU: g = min(gate, limit), u = clamp(up, -limit, limit),
+// y = g * sigmoid(alpha * g) * (u + 1). y may alias gate or up.
+void swiglu_oai(const float* gate, const float* up, float* y, int64_t n, float alpha, float limit);
+void add(const float* a, const float* b, float* y, int64_t n);  // y may alias a or b
 void scale(float* x, float s, int64_t n);
 
 // out[j, :] = dequantized table row ids[j]. table: [n_rows, d] in t; out: [n_ids, d].
@@ -81,6 +84,7 @@ void softmax_rows(float* x, int64_t n_rows, int64_t n);
 void silu(const float* x, float* y, int64_t n);
 void gelu(const float* x, float* y, int64_t n);
 void swiglu(const float* gate, const float* up, float* y, int64_t n);
+void swiglu_oai(const float* gate, const float* up, float* y, int64_t n, float alpha, float limit);
 void add(const float* a, const float* b, float* y, int64_t n);
 }  // namespace ref
 
