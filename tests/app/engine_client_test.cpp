@@ -186,15 +186,25 @@ TEST_F(EngineClientTest, MalformedJsonAndBadEventsDoNotCrash) {
 // numbers, load_done and unload mark the model.
 #include "EngineSession.h"
 
-TEST_F(EngineClientTest, SessionTracksLoadProgressRefusalAndLoadedModel) {
-  arc::app::EngineSession session;
-  session.client()->setBaseUrl(client.baseUrl());
+namespace {
+
+// Connects `session` to the fake engine and waits until it shows the engine's loaded model.
+void connectSession(arc::app::EngineSession& session, const QUrl& url) {
+  session.client()->setBaseUrl(url);
   session.client()->setBackoff(20, 200);
   QSignalSpy opened(session.client(), &EngineClient::eventStreamOpened);
   session.client()->connectToEngine();
   ASSERT_TRUE(QTest::qWaitFor([&] { return opened.count() == 1; }, 5000));
   ASSERT_TRUE(QTest::qWaitFor(
       [&] { return session.loadedPath() == QStringLiteral("/m/tiny.gguf"); }, 3000));
+}
+
+}  // namespace
+
+TEST_F(EngineClientTest, SessionTracksLoadProgressRefusalAndLoadedModel) {
+  arc::app::EngineSession session;
+  connectSession(session, client.baseUrl());
+  if (HasFatalFailure()) return;
 
   engine.setResponse("POST", "/engine/load", 202, R"({"state":"loading"})");
   QSignalSpy finished(&session, &arc::app::EngineSession::loadFinished);
@@ -244,13 +254,8 @@ TEST_F(EngineClientTest, SessionTracksLoadProgressRefusalAndLoadedModel) {
 // error.
 TEST_F(EngineClientTest, HonestStateAfterFailureSettingsAndCancel) {
   arc::app::EngineSession session;
-  session.client()->setBaseUrl(client.baseUrl());
-  session.client()->setBackoff(20, 200);
-  QSignalSpy opened(session.client(), &EngineClient::eventStreamOpened);
-  session.client()->connectToEngine();
-  ASSERT_TRUE(QTest::qWaitFor([&] { return opened.count() == 1; }, 5000));
-  ASSERT_TRUE(QTest::qWaitFor(
-      [&] { return session.loadedPath() == QStringLiteral("/m/tiny.gguf"); }, 3000));
+  connectSession(session, client.baseUrl());
+  if (HasFatalFailure()) return;
   QSignalSpy finished(&session, &arc::app::EngineSession::loadFinished);
 
   // Settings: every one set travels under the engine's key; f16/f32 only.
