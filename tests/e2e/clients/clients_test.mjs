@@ -1,6 +1,6 @@
 // The official client libraries (npm `openai`, `@anthropic-ai/sdk`), used as real clients use
 // them, against `arclight-engine serve` on a generated model. Run by run_clients_test.sh.
-import { spawn, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import os from 'node:os';
@@ -8,6 +8,7 @@ import path from 'node:path';
 import fs from 'node:fs';
 import OpenAI from 'openai';
 import Anthropic from '@anthropic-ai/sdk';
+import { startEngine as startEngineWith } from './engine.mjs';
 
 const bin = process.env.ARC_ENGINE;
 const model = path.join(os.tmpdir(), `arc_clients_${process.pid}.gguf`);
@@ -16,27 +17,8 @@ let baseUrl;
 const key = 'test-key-123';
 
 // Starts `arclight-engine serve` on a model; resolves once it is ready.
-async function startEngine(modelPath, ctx) {
-  const proc = spawn(bin, ['--log-level', 'warn', 'serve', '--port', '0', '--model', modelPath, '--api-key', key,
-                           '--threads', '2', '--ctx-size', ctx,
-                           // e.g. "--backend cuda" (the cuda-emu preset runs these tests on the CUDA path)
-                           ...(process.env.ARC_ENGINE_ARGS || '').split(' ').filter(Boolean)],
-                     { stdio: ['ignore', 'pipe', 'inherit'] });
-  const url = await new Promise((resolve, reject) => {
-    let out = '';
-    proc.stdout.on('data', (d) => {
-      out += d;
-      const m = out.match(/listening on (http:\/\/[^\s]+)/);
-      if (m) resolve(m[1]);
-    });
-    proc.on('exit', (code) => reject(new Error(`engine exited with ${code}`)));
-  });
-  for (let i = 0; i < 300; i++) {
-    const r = await fetch(`${url}/health`).then((x) => x.json()).catch(() => ({}));
-    if (r.status === 'ready') return { proc, url };
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  throw new Error('engine did not become ready');
+function startEngine(modelPath, ctx) {
+  return startEngineWith(bin, modelPath, { ctx, key });
 }
 
 before(async () => {

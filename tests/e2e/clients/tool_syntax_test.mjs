@@ -9,7 +9,7 @@
 //   closes it, so the reply must arrive as reasoning in both APIs.
 // Run by run_clients_test.sh with ARC_FIXTURES (the shared fixtures) and ARC_TEMPLATES
 // (tests/data/chat_templates).
-import { spawn, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import os from 'node:os';
@@ -17,6 +17,7 @@ import path from 'node:path';
 import fs from 'node:fs';
 import OpenAI from 'openai';
 import Anthropic from '@anthropic-ai/sdk';
+import { startEngine as startEngineWith } from './engine.mjs';
 
 const bin = process.env.ARC_ENGINE;
 const fixtures = process.env.ARC_FIXTURES || '';
@@ -25,26 +26,8 @@ const key = 'test-key-123';
 const haveFixtures = fixtures !== '' && templates !== '' &&
   fs.existsSync(path.join(fixtures, 'tokenizers', 'qwen3', 'tokenizer.json'));
 
-async function startEngine(modelPath) {
-  const proc = spawn(bin, ['--log-level', 'warn', 'serve', '--port', '0', '--model', modelPath, '--api-key', key,
-                           '--threads', '2', '--ctx-size', '2048',
-                           ...(process.env.ARC_ENGINE_ARGS || '').split(' ').filter(Boolean)],
-                     { stdio: ['ignore', 'pipe', 'inherit'] });
-  const url = await new Promise((resolve, reject) => {
-    let out = '';
-    proc.stdout.on('data', (d) => {
-      out += d;
-      const m = out.match(/listening on (http:\/\/[^\s]+)/);
-      if (m) resolve(m[1]);
-    });
-    proc.on('exit', (code) => reject(new Error(`engine exited with ${code}`)));
-  });
-  for (let i = 0; i < 300; i++) {
-    const r = await fetch(`${url}/health`).then((x) => x.json()).catch(() => ({}));
-    if (r.status === 'ready') return { proc, url };
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  throw new Error('engine did not become ready');
+function startEngine(modelPath) {
+  return startEngineWith(bin, modelPath, { ctx: '2048', key });
 }
 
 // A qwen3moe test model with a real vocabulary and a family's real template.
