@@ -2057,6 +2057,38 @@ spark-b slots=1</translation>
   <context>
     <name>arc::app::SettingsDialog</name>
     <message>
+      <source>Test connection</source>
+      <translation>Verbindung testen</translation>
+    </message>
+    <message>
+      <source>Enter the engine&apos;s URL, e.g. http://spark-1:8080</source>
+      <translation>Die URL der Engine eingeben, z. B. http://spark-1:8080</translation>
+    </message>
+    <message>
+      <source>Asking %1…</source>
+      <translation>Frage %1…</translation>
+    </message>
+    <message>
+      <source>no model loaded</source>
+      <translation>kein Modell geladen</translation>
+    </message>
+    <message>
+      <source>serving %1</source>
+      <translation>stellt %1 bereit</translation>
+    </message>
+    <message>
+      <source>Connected: engine %1, %2, %3.</source>
+      <translation>Verbunden: Engine %1, %2, %3.</translation>
+    </message>
+    <message>
+      <source>(version unknown)</source>
+      <translation>(Version unbekannt)</translation>
+    </message>
+    <message>
+      <source>Not connected: %1</source>
+      <translation>Nicht verbunden: %1</translation>
+    </message>
+    <message>
       <source>Automatic (GPU when there is one)</source>
       <translation>Automatisch (GPU, wenn vorhanden)</translation>
     </message>

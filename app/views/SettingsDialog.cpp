@@ -1,5 +1,7 @@
 #include "SettingsDialog.h"
 
+#include "EngineClient.h"
+
 #include <QCheckBox>
 #include <QComboBox>
 #include <QDialogButtonBox>
@@ -7,6 +9,7 @@
 #include <QFormLayout>
 #include <QGroupBox>
 #include <QHBoxLayout>
+#include <QLabel>
 #include <QLineEdit>
 #include <QPlainTextEdit>
 #include <QPushButton>
@@ -57,6 +60,15 @@ SettingsDialog::SettingsDialog(AppSettings& settings, QWidget* parent)
   m_modelDirs->setPlaceholderText(tr("One folder per line"));
   m_modelDirs->setMaximumHeight(70);
   form->addRow(tr("Model folders:"), m_modelDirs);
+  m_test = new QPushButton(tr("Test connection"), engineBox);
+  m_testResult = new QLabel(engineBox);
+  m_testResult->setWordWrap(true);
+  m_testResult->setTextInteractionFlags(Qt::TextSelectableByMouse);
+  auto* testRow = new QHBoxLayout;
+  testRow->addWidget(m_test);
+  testRow->addWidget(m_testResult, 1);
+  form->addRow(QString(), testRow);
+  connect(m_test, &QPushButton::clicked, this, &SettingsDialog::testConnection);
   layout->addWidget(engineBox);
 
   auto* uiBox = new QGroupBox(tr("Appearance"), this);
@@ -109,6 +121,43 @@ void SettingsDialog::updateEnabled() {
                      static_cast<QWidget*>(m_backend), static_cast<QWidget*>(m_modelDirs)})
     w->setEnabled(local);
   m_url->setEnabled(!local);
+}
+
+void SettingsDialog::testConnection() {
+  const QUrl url = m_local->isChecked()
+                       ? QUrl(QStringLiteral("http://127.0.0.1:%1").arg(m_port->value()))
+                       : QUrl::fromUserInput(m_url->text().trimmed());
+  if (!url.isValid() || url.host().isEmpty()) {
+    m_testResult->setText(tr("Enter the engine's URL, e.g. http://spark-1:8080"));
+    return;
+  }
+  // A client of its own: the app's connection is left alone until OK.
+  auto* probe = new EngineClient(this);
+  probe->setBaseUrl(url);
+  probe->setApiKey(m_apiKey->text());
+  probe->setRequestTimeout(5000);
+  m_test->setEnabled(false);
+  m_testResult->setText(tr("Asking %1…").arg(url.toString()));
+  connect(probe, &EngineClient::statusReceived, this, [this, probe](const EngineStatus& s) {
+    const QString model =
+        s.model.id.isEmpty() ? tr("no model loaded") : tr("serving %1").arg(s.model.id);
+    m_testResult->setText(tr("Connected: engine %1, %2, %3.")
+                              .arg(s.version.isEmpty() ? tr("(version unknown)") : s.version,
+                                   engineStateName(s.state), model));
+    m_test->setEnabled(true);
+    probe->deleteLater();
+  });
+  connect(probe, &EngineClient::requestFailed, this,
+          [this, probe](const QString&, const QString& message) {
+            m_testResult->setText(tr("Not connected: %1").arg(message));
+            m_test->setEnabled(true);
+            probe->deleteLater();
+          });
+  probe->fetchStatus();
+}
+
+QString SettingsDialog::testResult() const {
+  return m_testResult->text();
 }
 
 void SettingsDialog::save() {

@@ -6,6 +6,8 @@
 #include "AppSettings.h"
 
 class QCheckBox;
+class QLabel;
+class QPushButton;
 class QComboBox;
 class QLineEdit;
 class QPlainTextEdit;
@@ -20,6 +22,10 @@ class SettingsDialog : public QDialog {
   explicit SettingsDialog(AppSettings& settings, QWidget* parent = nullptr);
   // Writes the fields to the settings (called on OK).
   void save();
+  // Asks the engine at the URL (or the local port) for its status with the key as typed, and
+  // shows the answer under the fields: version, state and model, or why it failed.
+  void testConnection();
+  QString testResult() const;
 
  private:
   void updateEnabled();
@@ -34,6 +40,8 @@ class SettingsDialog : public QDialog {
   QComboBox* m_backend = nullptr;
   QLineEdit* m_url = nullptr;
   QLineEdit* m_apiKey = nullptr;
+  QPushButton* m_test = nullptr;
+  QLabel* m_testResult = nullptr;
   QPlainTextEdit* m_modelDirs = nullptr;
   QComboBox* m_theme = nullptr;
   QComboBox* m_language = nullptr;
