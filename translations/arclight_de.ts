@@ -1291,6 +1291,26 @@ spark-b slots=1</translation>
   <context>
     <name>arc::app::LogDialog</name>
     <message>
+      <source>Refresh</source>
+      <translation>Aktualisieren</translation>
+    </message>
+    <message>
+      <source>(the engine has not logged anything yet)</source>
+      <translation>(die Engine hat noch nichts protokolliert)</translation>
+    </message>
+    <message>
+      <source>The engine&apos;s log is not available: %1</source>
+      <translation>Das Protokoll der Engine ist nicht verfügbar: %1</translation>
+    </message>
+    <message>
+      <source>No engine connected.</source>
+      <translation>Keine Engine verbunden.</translation>
+    </message>
+    <message>
+      <source>Asking the engine for its recent log…</source>
+      <translation>Frage die Engine nach ihrem letzten Protokoll…</translation>
+    </message>
+    <message>
       <source>(the local engine has not written anything)</source>
       <translation>(die lokale Engine hat noch nichts ausgegeben)</translation>
     </message>

@@ -60,7 +60,10 @@ QNetworkRequest EngineClient::makeRequest(const QString& route) const {
   QUrl url = m_baseUrl;
   QString path = url.path();
   if (path.endsWith(QLatin1Char('/'))) path.chop(1);
-  url.setPath(path + route);
+  // A route may carry a query ("/engine/log?lines=500"): it goes in the query, not the path.
+  const qsizetype q = route.indexOf(QLatin1Char('?'));
+  url.setPath(path + (q < 0 ? route : route.left(q)));
+  if (q >= 0) url.setQuery(route.mid(q + 1));
   QNetworkRequest req(url);
   if (!m_apiKey.isEmpty()) req.setRawHeader("Authorization", "Bearer " + m_apiKey.toUtf8());
   req.setHeader(QNetworkRequest::ContentTypeHeader, QStringLiteral("application/json"));
@@ -190,6 +193,16 @@ void EngineClient::cancelLoad() {
   // 409-style refusals (nothing loading any more) need no message: the load just finished.
   handleJson(
       post(route, {}), route, [](const QJsonDocument&) {}, [](int, const QJsonDocument&) {});
+}
+
+void EngineClient::fetchLog(int lines) {
+  const QString route = QStringLiteral("/engine/log?lines=%1").arg(lines);
+  handleJson(get(route), QStringLiteral("/engine/log"), [this](const QJsonDocument& doc) {
+    QStringList out;
+    for (const QJsonValue& v : doc.object().value(QLatin1String("lines")).toArray())
+      out << v.toString();
+    emit logReceived(out);
+  });
 }
 
 void EngineClient::unloadModel() {

@@ -51,7 +51,10 @@ class EngineClient : public QObject {
   void fetchLocalModels();
   void loadModel(const QString& path, qint64 contextSize = 0);
   void loadModel(const QString& path, const arc::app::LoadSettings& settings);
-  void cancelLoad();  // POST /engine/load/cancel: loadCancelled() when the engine has stopped
+  void cancelLoad();
+  void fetchLog(
+      int lines = 500);  // GET /engine/log: logReceived, or requestFailed  // POST
+                         // /engine/load/cancel: loadCancelled() when the engine has stopped
   void unloadModel();
   void requestFit(const QJsonObject& request);
   // Cluster page: every rank's node probe, and the all-reduce link test across the ranks.
@@ -81,6 +84,7 @@ class EngineClient : public QObject {
   void loadDone(const QString& model);
   void loadFailed(const arc::app::EngineError& error);
   void loadCancelled(const QString& model);
+  void logReceived(const QStringList& lines);
   void unloaded();
   void statsReceived(const arc::app::StatsSnapshot& stats);
   void requestRecorded(const arc::app::RequestRecord& record);

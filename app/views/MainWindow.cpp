@@ -110,7 +110,7 @@ void MainWindow::buildMenus() {
       engine->addAction(tr("&Reconnect"), this, [this] { m_session->client()->connectToEngine(); });
   reconnect->setShortcut(QKeySequence(tr("Ctrl+R")));
   QAction* log = engine->addAction(tr("Engine &log…"), this, [this] {
-    auto* dlg = new LogDialog(m_session->process(), this);
+    auto* dlg = new LogDialog(m_session, this);
     dlg->setAttribute(Qt::WA_DeleteOnClose);
     dlg->show();
   });

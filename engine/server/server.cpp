@@ -239,6 +239,24 @@ void Server::Impl::install_routes() {
     res.status = 202;
     res.set_content(json({{"status", "loading"}}).dump(), "application/json");
   });
+  http.Get("/engine/log", [](const Request& req, Response& res) {
+    // ?lines=N (1..kRecentLogLines, default 500): the engine's recent log, oldest first.
+    size_t n = 500;
+    if (req.has_param("lines")) {
+      const std::string v = req.get_param_value("lines");
+      char* end = nullptr;
+      const unsigned long long parsed = std::strtoull(v.c_str(), &end, 10);
+      if (v.empty() || *end != '\0' || parsed < 1 || parsed > kRecentLogLines) {
+        return server::send_openai_error(res,
+                                         invalid_argument("'lines' must be an integer from 1 to " +
+                                                          std::to_string(kRecentLogLines)));
+      }
+      n = static_cast<size_t>(parsed);
+    }
+    res.set_content(
+        json({{"lines", recent_log_lines(n)}}).dump(-1, ' ', false, json::error_handler_t::replace),
+        "application/json");
+  });
   http.Post("/engine/load/cancel", [this](const Request&, Response& res) {
     Status s = service.cancel_load();
     if (!s.ok()) return server::send_openai_error(res, s);

@@ -3,6 +3,7 @@
 #include <mutex>
 #include <string>
 
+#include <spdlog/sinks/ringbuffer_sink.h>
 #include <spdlog/sinks/stdout_color_sinks.h>
 
 namespace arc {
@@ -15,7 +16,23 @@ std::mutex& creation_mutex() {
   return m;
 }
 
+constexpr const char* kPattern = "%Y-%m-%d %H:%M:%S.%e %^%-5l%$ [%n] %v";
+
+// Every logger also writes to this ring (the recent log served at /engine/log).
+const std::shared_ptr<spdlog::sinks::ringbuffer_sink_mt>& recent_sink() {
+  static const auto sink = [] {
+    auto s = std::make_shared<spdlog::sinks::ringbuffer_sink_mt>(kRecentLogLines);
+    s->set_pattern("%Y-%m-%d %H:%M:%S.%e %-5l [%n] %v");
+    return s;
+  }();
+  return sink;
+}
+
 }  // namespace
+
+std::vector<std::string> recent_log_lines(size_t max_lines) {
+  return recent_sink()->last_formatted(max_lines);
+}
 
 std::shared_ptr<spdlog::logger> logger(std::string_view subsystem) {
   std::string name(subsystem);
@@ -23,7 +40,8 @@ std::shared_ptr<spdlog::logger> logger(std::string_view subsystem) {
   std::lock_guard<std::mutex> lock(creation_mutex());
   if (auto existing = spdlog::get(name)) return existing;
   auto created = spdlog::stderr_color_mt(name);
-  created->set_pattern("%Y-%m-%d %H:%M:%S.%e %^%-5l%$ [%n] %v");
+  created->set_pattern(kPattern);
+  created->sinks().push_back(recent_sink());  // after set_pattern: the ring keeps its own
   created->set_level(spdlog::get_level());
   return created;
 }

@@ -332,3 +332,30 @@ TEST_F(EngineClientTest, HonestStateAfterFailureSettingsAndCancel) {
   EXPECT_TRUE(session.message().isEmpty()) << session.message().toStdString();
   EXPECT_FALSE(session.isLoading());
 }
+
+// Attached to an engine it did not start, the engine log shows the engine's recent lines
+// (GET /engine/log with the key), and says so when the engine cannot give them.
+#include "LogDialog.h"
+
+TEST_F(EngineClientTest, LogDialogShowsTheAttachedEnginesRecentLog) {
+  engine.setResponse("GET", "/engine/log", 200,
+                     R"({"lines":["2026-12-07 10:00:00.000 info  [engine] loaded tiny.gguf",
+                                  "2026-12-07 10:00:01.000 warn  [server] something"]})");
+  arc::app::EngineSession session;
+  connectSession(session, client.baseUrl());
+  if (HasFatalFailure()) return;
+  arc::app::LogDialog dlg(&session);
+  ASSERT_TRUE(
+      QTest::qWaitFor([&] { return dlg.text().contains(QStringLiteral("[server]")); }, 3000))
+      << dlg.text().toStdString();
+  EXPECT_TRUE(dlg.text().contains(QStringLiteral("loaded tiny.gguf")));
+  bool asked = false;
+  for (const auto& r : engine.requests) asked |= r.path.startsWith("/engine/log");
+  EXPECT_TRUE(asked);
+
+  engine.setResponse("GET", "/engine/log", 404, R"({"error":{"message":"not found"}})");
+  arc::app::LogDialog old(&session);  // an older engine without the route
+  ASSERT_TRUE(
+      QTest::qWaitFor([&] { return old.text().contains(QStringLiteral("not available")); }, 3000))
+      << old.text().toStdString();
+}

@@ -108,7 +108,9 @@ void FakeEngine::onReadyRead(QTcpSocket* s) {
     emit eventStreamOpened();
     return;
   }
-  const auto it = m_routes.constFind(req.method + ' ' + req.path);
+  // Routes by path, the query string aside (/engine/log?lines=N answers as /engine/log).
+  const qsizetype q = req.path.indexOf('?');
+  const auto it = m_routes.constFind(req.method + ' ' + (q < 0 ? req.path : req.path.left(q)));
   if (it == m_routes.constEnd()) {
     reply(404, R"({"error":{"message":"no such route"}})", "application/json");
     return;

@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include "arc/log.h"
+
 #include "fake_service.h"
 
 namespace arc {
@@ -306,6 +308,28 @@ TEST_F(ServerTest, ApiKeyRequiredExceptHealth) {
   EXPECT_EQ(client_->Get("/v1/models", {{"Authorization", "Bearer sekret"}})->status, 200);
   EXPECT_EQ(client_->Get("/v1/models", {{"x-api-key", "sekret"}})->status, 200);
   EXPECT_EQ(client_->Get("/v1/models", {{"Authorization", "Bearer sekreT"}})->status, 401);
+}
+
+// GET /engine/log: the engine's recent log lines (the app's engine log when it attaches), behind
+// the API key like every route but /health; a bad line count is a 400.
+TEST_F(ServerTest, RecentLogBehindTheKey) {
+  ServerOptions o;
+  o.api_key = "sekret";
+  start(o);
+  arc::logger("test")->warn("marker line {}", 4242);
+  EXPECT_EQ(client_->Get("/engine/log")->status, 401);
+  const httplib::Headers key = {{"Authorization", "Bearer sekret"}};
+  auto r = client_->Get("/engine/log?lines=50", key);
+  ASSERT_EQ(r->status, 200) << r->body;
+  const json lines = json::parse(r->body)["lines"];
+  ASSERT_TRUE(lines.is_array());
+  EXPECT_LE(lines.size(), 50u);
+  ASSERT_FALSE(lines.empty());
+  EXPECT_NE(lines.back().get<std::string>().find("[test] marker line 4242"), std::string::npos)
+      << lines.back();
+  for (const char* bad : {"0", "-3", "abc", "99999999"}) {
+    EXPECT_EQ(client_->Get(std::string("/engine/log?lines=") + bad, key)->status, 400) << bad;
+  }
 }
 
 TEST_F(ServerTest, BindSafety) {

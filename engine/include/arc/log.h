@@ -3,7 +3,9 @@
 #pragma once
 
 #include <memory>
+#include <string>
 #include <string_view>
+#include <vector>
 
 #include <spdlog/spdlog.h>
 
@@ -16,5 +18,11 @@ std::shared_ptr<spdlog::logger> logger(std::string_view subsystem);
 
 // Sets the level of every logger, present and future: trace, debug, info, warn, error, off.
 Status set_log_level(std::string_view level);
+
+// The last `max_lines` lines every logger wrote (oldest first), as they appeared on stderr: the
+// desktop app's engine log when it attaches to an engine it did not start (GET /engine/log).
+// A fixed ring of kRecentLogLines lines, kept by the logging layer like spdlog's own registry.
+inline constexpr size_t kRecentLogLines = 2000;
+std::vector<std::string> recent_log_lines(size_t max_lines);
 
 }  // namespace arc
