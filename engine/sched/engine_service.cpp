@@ -264,6 +264,7 @@ Status EngineService::load(const json& options) {
       return failed_precondition("a model is already loading; wait for it to finish");
     }
     impl_->state = EngineState::kLoading;
+    impl_->cancel_load = false;  // here, not on the thread: a cancel right after this counts
   }
   json resolved = settings_json(r.settings);
   resolved["model"] = path;
@@ -283,7 +284,6 @@ Status EngineService::load_now(const json& options) {
     m.state = EngineState::kLoading;
     m.error.clear();
   }
-  m.cancel_load = false;
   // What to bring back if the new model fails to load after this one was unloaded.
   std::optional<LoadRequest> previous;
   if (auto cur = m.current()) {
@@ -344,6 +344,7 @@ Status EngineService::load_now(const json& options) {
     std::lock_guard<std::mutex> lock(m.mu);
     m.loaded = *loaded;
     m.state = EngineState::kReady;
+    m.cancel_load = false;  // a cancel that came as the load finished is moot
   }
   const auto& l = **loaded;
   logger("engine")->info("loaded {} ({}, {} of weights, KV pool {} tokens)", path,
