@@ -45,8 +45,8 @@ struct LoadedModel {
   uint64_t weight_bytes = 0;
   uint64_t kv_bytes = 0;
   int64_t kv_tokens = 0;
-  int64_t ctx_size = 0;
-  LoadSettings settings;  // as loaded (a failed switch brings the model back with them)
+  LoadSettings settings;  // as loaded: ctx_size is the longest sequence (a failed switch brings
+                          // the model back with them)
   std::unique_ptr<Backend> backend;
   std::unique_ptr<Model> model;
   std::unique_ptr<KvCache> kv;

@@ -291,7 +291,6 @@ Result<std::shared_ptr<LoadedModel>> load_model(EngineService::Impl& m, const st
   l->kv = std::move(*kv);
   l->kv_tokens = kvo.n_blocks * block;
   l->kv_bytes = kv_per_token * static_cast<uint64_t>(l->kv_tokens);
-  l->ctx_size = ctx_size;
 
   // Streamed weights were read (and reported) while loading; mapped ones are pre-faulted here.
   // Several ranks: each touches only its shard while sharding (pre-faulting the whole file

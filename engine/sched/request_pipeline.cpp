@@ -95,13 +95,13 @@ Result<std::vector<int32_t>> tokenize_prompt(const LoadedModel& l, const std::st
 }
 
 Status check_context(const LoadedModel& l, int64_t prompt_tokens, SamplingParams& sp) {
-  if (prompt_tokens + 1 > l.ctx_size) {
+  if (prompt_tokens + 1 > l.settings.ctx_size) {
     return resource_exhausted(
         "the prompt has " + std::to_string(prompt_tokens) + " tokens but the context holds " +
-        std::to_string(l.ctx_size) +
+        std::to_string(l.settings.ctx_size) +
         "; shorten the conversation or load the model with a larger ctx_size");
   }
-  const int64_t room = l.ctx_size - prompt_tokens;
+  const int64_t room = l.settings.ctx_size - prompt_tokens;
   if (sp.max_tokens < 0 || sp.max_tokens > room) sp.max_tokens = static_cast<int>(room);
   return ok_status();
 }
