@@ -56,6 +56,19 @@ struct Scheduler::Sequence {
   Sampler sampler;
   std::unique_ptr<grammar::Matcher> matcher;  // with req.masker
   grammar::TokenMask mask;                    // the next token's, filled by fill_masks
+  // Speculative decoding: this step's drafts (verified after tokens.back()), how many of them
+  // the model produced itself so far in the step, and whether one was rejected.
+  std::unique_ptr<SequenceDrafter> drafter;
+  AdaptiveK k_ctl;
+  std::vector<int32_t> draft;
+  int accepted = 0;
+  bool rejected = false;
+
+  // The token at position p: the sequence's own, or this step's draft.
+  int32_t token_at(int64_t p) const {
+    const auto n = static_cast<int64_t>(tokens.size());
+    return p < n ? tokens[static_cast<size_t>(p)] : draft[static_cast<size_t>(p - n)];
+  }
 
   explicit Sequence(SequenceRequest r) : req(std::move(r)), sampler(req.sampling) {
     if (req.masker) matcher = std::make_unique<grammar::Matcher>(req.masker->grammar());
@@ -97,6 +110,11 @@ std::shared_ptr<RequestHandle> Scheduler::submit(SequenceRequest request) {
     return handle;
   }
   seq->n_prompt = static_cast<int64_t>(seq->tokens.size());
+  if (opt_.drafter && !seq->matcher) {
+    // Structured output does not draft: its masks would have to follow every draft.
+    seq->drafter = opt_.drafter->start(seq->tokens);
+    seq->k_ctl = AdaptiveK(opt_.spec.max_k(), opt_.spec.adaptive());
+  }
   seq->handle->timing_.arrival = Clock::now();
   seq->handle->timing_.prompt_tokens = seq->n_prompt;
   auto handle = seq->handle;
@@ -185,10 +203,19 @@ Status Scheduler::run_step(const ForwardBatch& batch, const std::vector<RowRef>&
   for (size_t r = 0; r < rows.size(); ++r) {
     const Sequence& s = *rows[r].s;
     kernels::CandidateRow& row = sampling.rows[r];
-    const bool prompt_row = rows[r].position + 1 < static_cast<int64_t>(s.tokens.size());
+    const bool prompt_row =
+        rows[r].verify < 0 && rows[r].position + 1 < static_cast<int64_t>(s.tokens.size());
+    // A verify row is sampled after the drafts before it (if they are accepted): its penalties
+    // count them.
+    std::span<const int32_t> history = s.tokens;
+    if (rows[r].verify > 0) {
+      history_.assign(s.tokens.begin(), s.tokens.end());
+      history_.insert(history_.end(), s.draft.begin(), s.draft.begin() + rows[r].verify);
+      history = history_;
+    }
     // A constrained row is masked before sampling: it comes back whole.
     if (prompt_row || s.matcher ||
-        !s.sampler.candidate_row(s.tokens, s.n_prompt, n_vocab_, s.req.top_logprobs, row,
+        !s.sampler.candidate_row(history, s.n_prompt, n_vocab_, s.req.top_logprobs, row,
                                  sampling.pen_tokens, sampling.pen_counts)) {
       row = kernels::CandidateRow{};
       row.k = 0;
@@ -219,6 +246,22 @@ void Scheduler::loop() {
       if (stop_) return;
     }
   }
+}
+
+void Scheduler::plan_draft(Sequence& s, int64_t budget) {
+  if (!s.drafter) return;
+  // Room for the drafts and the token after them: the step's token budget, the request's
+  // max_tokens and the context.
+  int64_t k = s.k_ctl.next();
+  k = std::min(k, budget);
+  k = std::min(k, s.req.max_new_tokens - s.generated - 1);
+  k = std::min(k, opt_.ctx_size - static_cast<int64_t>(s.tokens.size()) - 1);
+  if (k <= 0) return;
+  s.drafter->propose(s.tokens, static_cast<int>(k), s.draft);
+  if (static_cast<int64_t>(s.draft.size()) > k) s.draft.resize(static_cast<size_t>(k));
+  // Drafts never preempt anyone: without free blocks for them the step decodes one token.
+  const auto want = s.n_computed + 1 + static_cast<int64_t>(s.draft.size());
+  if (!s.draft.empty() && !kv_.reserve(s.kv_seq, want).ok()) s.draft.clear();
 }
 
 bool Scheduler::step() {
@@ -274,14 +317,21 @@ bool Scheduler::step() {
 
   std::sort(running_.begin(), running_.end(),
             [](const auto& a, const auto& b) { return a->order < b->order; });
-  // 1. Decodes, oldest first: one token each.
+  for (auto& sp : running_) {
+    sp->draft.clear();
+    sp->accepted = 0;
+    sp->rejected = false;
+  }
+  // 1. Decodes, oldest first: one token each, and the drafts to verify with it.
   for (auto& sp : running_) {
     Sequence& s = *sp;
     if (s.kv_seq < 0 || static_cast<int64_t>(s.tokens.size()) - s.n_computed != 1) continue;
     if (budget <= 0) break;
     if (!make_room(s, s.n_computed + 1)) continue;
-    entries.push_back({&s, s.n_computed, 1});
-    budget -= 1;
+    plan_draft(s, budget - 1);
+    const auto n = 1 + static_cast<int64_t>(s.draft.size());
+    entries.push_back({&s, s.n_computed, n});
+    budget -= n;
   }
   // 2. Prefill chunks of admitted sequences still reading their prompt.
   for (auto& sp : running_) {
@@ -365,16 +415,21 @@ bool Scheduler::step() {
   std::vector<float> embd;
   std::vector<RowRef> row_refs;
   for (const Entry& e : entries) {
-    const bool reaches_end = e.start + e.n == static_cast<int64_t>(e.s->tokens.size());
+    const auto n_tokens = static_cast<int64_t>(e.s->tokens.size());
+    const bool reaches_end = e.start + e.n == n_tokens + static_cast<int64_t>(e.s->draft.size());
     for (int64_t i = 0; i < e.n; ++i) {
       const int64_t p = e.start + i;
       const bool want_prompt_score = e.s->req.prompt_logprobs && p + 1 < e.s->n_prompt;
       const bool last = reaches_end && i == e.n - 1;
-      if (want_prompt_score || last) {
+      // With drafts every position from the last token on has a row: row i decides whether
+      // draft i is what the model produces there.
+      const int verify =
+          e.s->draft.empty() || p < n_tokens - 1 ? -1 : static_cast<int>(p - (n_tokens - 1));
+      if (want_prompt_score || last || verify >= 0) {
         rows.push_back(static_cast<int32_t>(tok.size()));
-        row_refs.push_back({e.s, p});
+        row_refs.push_back({e.s, p, verify});
       }
-      tok.push_back(e.s->tokens[static_cast<size_t>(p)]);
+      tok.push_back(e.s->token_at(p));
       pos.push_back(static_cast<int32_t>(p));
       seq.push_back(e.s->kv_seq);
       if (!images) continue;
@@ -428,6 +483,7 @@ bool Scheduler::step() {
     return true;
   }
   for (const Entry& e : entries) {
+    if (!e.s->draft.empty()) continue;  // after verification: only what was accepted counts
     e.s->n_computed += e.n;
     kv_.commit(e.s->kv_seq, e.s->keys, e.s->n_computed);
   }
@@ -437,6 +493,10 @@ bool Scheduler::step() {
   for (size_t r = 0; r < row_refs.size(); ++r) {
     Sequence& s = *row_refs[r].s;
     const int64_t p = row_refs[r].position;
+    const int verify = row_refs[r].verify;
+    // A finished sequence, or a verify row after a rejected draft: its logits are of tokens the
+    // model did not produce.
+    if (s.done || (verify > 0 && s.rejected)) continue;
     std::span<const float> row = cands.full_row(static_cast<int64_t>(r));
     if (p + 1 < static_cast<int64_t>(s.tokens.size())) {
       // A prompt position: score the prompt's next token (echo with logprobs).
@@ -498,6 +558,17 @@ bool Scheduler::step() {
     s.keys.push_back(o.token);
     s.generated++;
     generated++;
+    if (verify >= 0) {
+      // Drawn from the model's own row: a draft equal to it is accepted, and the next row
+      // (computed after that draft) decides the next token. Otherwise this token replaces the
+      // draft and the later rows are void.
+      if (verify < static_cast<int>(s.draft.size()) &&
+          o.token == s.draft[static_cast<size_t>(verify)]) {
+        s.accepted++;
+      } else {
+        s.rejected = true;
+      }
+    }
     {
       std::lock_guard<std::mutex> lock(s.handle->mu_);
       if (s.generated == 1) s.handle->timing_.first_token = Clock::now();
@@ -534,6 +605,25 @@ bool Scheduler::step() {
       s.kv_seq = -1;
     }
   }
+  uint64_t drafted = 0, accepted = 0, verified = 0;
+  for (const Entry& e : entries) {
+    Sequence& s = *e.s;
+    if (s.draft.empty()) continue;
+    // The K/V of the last token and of the accepted drafts is the sequence's; the positions of
+    // rejected drafts are written again by the next steps before anything reads them.
+    if (!s.done) {
+      s.n_computed = static_cast<int64_t>(s.tokens.size()) - 1;
+      kv_.commit(s.kv_seq, s.keys, s.n_computed);
+    }
+    const int n_draft = static_cast<int>(s.draft.size());
+    s.k_ctl.record(n_draft, s.accepted);
+    drafted += static_cast<uint64_t>(n_draft);
+    accepted += static_cast<uint64_t>(s.accepted);
+    verified++;
+    std::lock_guard<std::mutex> lock(s.handle->mu_);
+    s.handle->timing_.draft_tokens += n_draft;
+    s.handle->timing_.accepted_tokens += s.accepted;
+  }
   for (const Entry& e : entries) {
     if (e.s->n_computed >= e.s->n_prompt) e.s->req.prompt_logprobs = false;  // scored once
   }
@@ -542,6 +632,9 @@ bool Scheduler::step() {
   std::lock_guard<std::mutex> lock(mu_);
   stats_.steps++;
   stats_.generated_tokens += generated;
+  stats_.draft_tokens += drafted;
+  stats_.accepted_tokens += accepted;
+  stats_.verify_steps += verified;
   stats_.running = static_cast<int>(running_.size());
   stats_.waiting = static_cast<int>(waiting_.size() + incoming_.size());
   stats_.kv_blocks_total = kv_.options().n_blocks;

@@ -20,6 +20,7 @@
 #include "arc/kv_cache.h"
 #include "arc/service.h"
 #include "grammar/token_mask.h"
+#include "sched/drafter.h"
 #include "sched/sampler.h"
 
 namespace arc {
@@ -33,6 +34,10 @@ struct SchedulerOptions {
   // Runs one step instead of the executor when set: tensor parallelism (TpDriver::step sends
   // the batch and its block tables to the other ranks first). Logits: [n_rows, n_vocab].
   std::function<Result<std::vector<float>>(const ForwardBatch&)> forward;
+  // Speculative decoding (sched/drafter.h): each decoding sequence without a grammar drafts up
+  // to spec.max_k() tokens per step, verified in the same forward. Null: none.
+  std::shared_ptr<Drafter> drafter;
+  SpecOptions spec;
 };
 
 struct SequenceRequest {
@@ -90,6 +95,8 @@ class RequestHandle {
     int64_t cached_tokens = 0;  // prompt tokens whose K/V came from the prefix cache
     int64_t generated = 0;
     int preemptions = 0;
+    int64_t draft_tokens = 0;     // tokens proposed by the drafter and verified
+    int64_t accepted_tokens = 0;  // of those, the ones the model produced itself
   };
   Timing timing() const;
 
@@ -115,6 +122,9 @@ struct SchedulerStats {
   uint64_t generated_tokens = 0;
   uint64_t steps = 0;
   uint64_t preemptions = 0;
+  uint64_t draft_tokens = 0;  // speculative decoding: drafted and verified, all time
+  uint64_t accepted_tokens = 0;
+  uint64_t verify_steps = 0;  // sequence-steps that verified at least one draft
 };
 
 class Scheduler {
@@ -133,6 +143,7 @@ class Scheduler {
   struct RowRef {
     Sequence* s;
     int64_t position;  // position of the token whose logits this row holds
+    int verify = -1;   // with drafts: i, the row that decides the token after draft i - 1
   };
   void loop();
   // The token masks of the constrained sequences among `rows` (computed while a step runs).
@@ -140,6 +151,8 @@ class Scheduler {
   // Runs one step; `out`: per logit row its sampling candidates or its whole row.
   Status run_step(const ForwardBatch& batch, const std::vector<RowRef>& rows, StepCandidates& out);
   bool step();  // false when idle
+  // Speculative decoding: fills s.draft (at most `budget` tokens) and reserves KV for it.
+  void plan_draft(Sequence& s, int64_t budget);
   void finish(Sequence& s, std::string reason, Status error = {});
   void preempt(Sequence& s);
 
@@ -157,7 +170,8 @@ class Scheduler {
   // Owned by the loop thread.
   std::deque<std::unique_ptr<Sequence>> waiting_;
   std::vector<std::unique_ptr<Sequence>> running_;
-  std::vector<float> masked_;  // [n_vocab] a constrained row
+  std::vector<float> masked_;     // [n_vocab] a constrained row
+  std::vector<int32_t> history_;  // a verify row's history: tokens, then drafts
   uint64_t next_order_ = 0;
   std::thread thread_;
 };
