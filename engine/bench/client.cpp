@@ -98,6 +98,10 @@ struct StreamState {
         t.output_tokens = c->get<int64_t>();
         t.usage_reported = true;
       }
+      if (auto d = u->find("completion_tokens_details"); d != u->end() && d->is_object()) {
+        t.accepted_prediction_tokens = d->value("accepted_prediction_tokens", int64_t{0});
+        t.rejected_prediction_tokens = d->value("rejected_prediction_tokens", int64_t{0});
+      }
     }
     if (auto tm = j.find("timings"); tm != j.end() && tm->is_object()) {
       if (auto h = tm->find("host_us_per_token"); h != tm->end() && h->is_number()) {

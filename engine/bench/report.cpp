@@ -52,6 +52,12 @@ json to_json(const ScenarioResult& r) {
   if (r.scenario == "prefill") j["prefill_tokens_per_s"] = to_json(r.prefill_tokens_per_s);
   if (r.host_us_per_token.count > 0) j["server_host_us_per_token"] = to_json(r.host_us_per_token);
   if (!r.first_error.empty()) j["first_error"] = r.first_error;
+  if (r.draft_tokens > 0) {
+    j["speculative"] = {{"draft_tokens", r.draft_tokens},
+                        {"accepted_tokens", r.accepted_tokens},
+                        {"acceptance_rate", static_cast<double>(r.accepted_tokens) /
+                                                static_cast<double>(r.draft_tokens)}};
+  }
   return j;
 }
 
@@ -92,6 +98,12 @@ std::string format_table(const std::vector<ScenarioResult>& results) {
           "TPOT\n",
           "", r.host_us_per_token.median, r.host_us_per_token.max,
           r.host_us_per_token.median / (10.0 * r.tpot_ms.median));
+    }
+    if (r.draft_tokens > 0) {
+      out += fmt::format(
+          "{:<10} speculative: {:.0f}% of {} drafted tokens accepted\n", "",
+          100.0 * static_cast<double>(r.accepted_tokens) / static_cast<double>(r.draft_tokens),
+          r.draft_tokens);
     }
     if (!r.first_error.empty()) {
       out += fmt::format("{:<10} {} errors; first: {}\n", "", r.errors, r.first_error);

@@ -27,6 +27,7 @@ struct Samples {
   int errors = 0;
   std::string first_error;
   int64_t total_output = 0;
+  int64_t accepted = 0, rejected = 0;  // speculative decoding's drafts
   bool usage_reported = true;
 
   void add(const RequestTiming& t) {
@@ -46,6 +47,8 @@ struct Samples {
     output.push_back(static_cast<double>(t.output_tokens));
     if (t.host_us_per_token >= 0) host_us.push_back(t.host_us_per_token);
     total_output += t.output_tokens;
+    accepted += t.accepted_prediction_tokens;
+    rejected += t.rejected_prediction_tokens;
     usage_reported = usage_reported && t.usage_reported;
     if (t.prompt_tokens >= 0) {
       prompt.push_back(static_cast<double>(t.prompt_tokens));
@@ -156,6 +159,8 @@ ScenarioResult Runner::make_result(const std::string& name, int concurrency, int
   r.prefill_tokens_per_s = summarize(s.prefill);
   r.host_us_per_token = summarize(s.host_us);
   r.total_output_tokens = s.total_output;
+  r.draft_tokens = s.accepted + s.rejected;
+  r.accepted_tokens = s.accepted;
   r.usage_reported = s.usage_reported;
   r.server = cfg_.endpoint.url;
   r.model = model_;

@@ -16,7 +16,9 @@
 #include "arc/tp_runtime.h"
 #include "arc/tp_session.h"
 #include "backend_flags.h"
+#include "bench_spec.h"
 #include "commands.h"
+#include "sched/draft_model.h"
 #include "sched/sampler.h"
 
 namespace arc::cli {
@@ -39,6 +41,9 @@ struct BenchOpts {
   int top_k = 0;
   float top_p = 1.0f;
   uint64_t seed = 1;
+  // Speculative decoding (bench_spec.h): none, ngram, draft:PATH, scripted:ERROR_RATE.
+  std::string spec = "none";
+  int spec_k = 0;
 };
 
 struct Stats {
@@ -118,7 +123,7 @@ int run_bench(const BenchOpts& o) {
   Communicator& stats_comm = (*tp_rt)->tp_comm() != nullptr ? *(*tp_rt)->tp_comm() : comm;
   const ModelConfig& c = (*model)->config();
   const int64_t block = 16;
-  const int64_t ctx = o.n_prompt + o.n_gen + 8;
+  const int64_t ctx = o.n_prompt + o.n_gen + 8 + SpecOptions::kMaxK;
   KvCacheOptions kvo{c.n_layer, c.n_kv_head, c.head_dim, block, (ctx + block - 1) / block + 1,
                      DType::F16};
   auto kv = KvCache::create(*base, kvo);
@@ -139,6 +144,32 @@ int run_bench(const BenchOpts& o) {
     ~StopWorkers() { (void)d.stop(); }
   } stop_workers{drv};
   CommStats dec_comm;  // all-reduce traffic of the measured decode steps
+  auto spec = parse_spec(o.spec, o.spec_k);
+  if (!spec.ok()) {
+    std::fprintf(stderr, "error: %s\n", spec.status().message().c_str());
+    return 1;
+  }
+  std::shared_ptr<Drafter> drafter;  // set below; scripted: after a greedy run to script
+  if (spec->kind == SpecKind::kNgram) drafter = std::make_shared<NgramDrafter>();
+  if (spec->kind == SpecKind::kMtp) {
+    std::fprintf(stderr,
+                 "error: --spec mtp: Arclight cannot run multi-token-prediction layers "
+                 "yet; use ngram or draft:PATH\n");
+    return 1;
+  }
+  if (spec->kind == SpecKind::kDraftModel) {
+    DraftModelOptions d;
+    d.path = spec->draft_path;
+    d.kv_tokens = ctx + 64;
+    auto loaded_draft = DraftModelDrafter::load(d, *base, (*model)->file());
+    if (!loaded_draft.ok()) {
+      std::fprintf(stderr, "error: %s\n", loaded_draft.status().to_string().c_str());
+      return 1;
+    }
+    drafter = std::move(*loaded_draft);
+  }
+  SpecCounters spec_counts;
+  std::vector<int32_t> last_output;  // the last run's generated tokens
 
   std::vector<int32_t> prompt(static_cast<size_t>(o.n_prompt));
   for (size_t i = 0; i < prompt.size(); ++i) {
@@ -166,6 +197,26 @@ int run_bench(const BenchOpts& o) {
     Sampler sampler(sp);
     std::vector<int32_t> history = prompt;  // prompt then output, for the sampler's penalties
     int32_t tok = sampler.sample(logits, history, o.n_prompt);
+    if (drafter && n_gen > 0) {
+      // As many tokens as the plain loop samples: n_gen steps' worth, and the one after.
+      history.push_back(tok);
+      auto seq_drafter = drafter->start(prompt);
+      AdaptiveK k(spec->max_k(), spec->adaptive());
+      SpecCounters counts;
+      ARC_RETURN_IF_ERROR(
+          spec_decode(drv, seq, history, o.n_prompt, n_gen + 1, sampler, *seq_drafter, k, counts));
+      const auto t2 = std::chrono::steady_clock::now();
+      if (measuring) {
+        spec_counts.drafted += counts.drafted;
+        spec_counts.accepted += counts.accepted;
+        spec_counts.steps += counts.steps;
+      }
+      last_output.assign(history.begin() + o.n_prompt, history.end());
+      ARC_RETURN_IF_ERROR(drv.free_sequence(seq));
+      t_pre = std::chrono::duration<double>(t1 - t0).count();
+      t_dec = std::chrono::duration<double>(t2 - t1).count();
+      return ok_status();
+    }
     // Without tensor parallelism the token is picked as serve picks it: candidates prepared where
     // the logits are (arc/step_candidates.h), whole rows on the CPU for sampled rows, the sampler
     // on those; with it every rank returns whole rows.
@@ -223,6 +274,8 @@ int run_bench(const BenchOpts& o) {
     }
     auto t2 = std::chrono::steady_clock::now();
     prof.enabled = false;
+    last_output.assign(history.begin() + o.n_prompt, history.end());
+    last_output.push_back(tok);
     const CommStats c2 = stats_comm.stats();
     dec_comm.all_reduce_calls += c2.all_reduce_calls - c1.all_reduce_calls;
     dec_comm.all_reduce_bytes += c2.all_reduce_bytes - c1.all_reduce_bytes;
@@ -237,6 +290,14 @@ int run_bench(const BenchOpts& o) {
   if (Status s = one(std::min(o.n_gen, 8), tp, td); !s.ok()) {  // warm-up
     std::fprintf(stderr, "error: %s\n", s.to_string().c_str());
     return 1;
+  }
+  if (spec->kind == SpecKind::kScripted) {
+    // The scripted drafter proposes what this run decodes, wrong at the chosen rate.
+    if (Status s = one(o.n_gen, tp, td); !s.ok()) {
+      std::fprintf(stderr, "error: %s\n", s.to_string().c_str());
+      return 1;
+    }
+    drafter = std::make_shared<ScriptedDrafter>(last_output, spec->error_rate, c.n_vocab, o.seed);
   }
   // The machine's bandwidth the decode is compared with: CPU memory reads, or on a GPU
   // device-to-device copies (bytes read + written) in its own memory.
@@ -295,6 +356,28 @@ int run_bench(const BenchOpts& o) {
   } else {
     mem_bw = stats(bws).median;
   }
+
+  // What verifying k drafts costs: a step of k + 1 tokens over a step of one, after the prompt.
+  std::vector<double> verify_cost;
+  if (spec->enabled()) {
+    Status s = [&]() -> Status {
+      ARC_ASSIGN_OR_RETURN(const int32_t seq, drv.add_sequence());
+      ARC_RETURN_IF_ERROR(drv.reserve(seq, o.n_prompt + SpecOptions::kMaxK + 1));
+      std::vector<int32_t> pos(prompt.size()), seqs(prompt.size(), seq);
+      std::iota(pos.begin(), pos.end(), 0);
+      ARC_RETURN_IF_ERROR(drv.step({prompt, pos, seqs, {}}).status());
+      ARC_ASSIGN_OR_RETURN(verify_cost, verify_costs(drv, seq, o.n_prompt, 8, 5));
+      return drv.free_sequence(seq);
+    }();
+    if (!s.ok()) {
+      std::fprintf(stderr, "error: %s\n", s.to_string().c_str());
+      return 1;
+    }
+  }
+  const double spec_acceptance =
+      spec_counts.drafted ? static_cast<double>(spec_counts.accepted) / spec_counts.drafted : 0.0;
+  const double spec_tokens_per_step =
+      spec_counts.steps ? static_cast<double>(o.n_gen + 1) * o.repeats / spec_counts.steps : 0.0;
 
   const Stats pre = stats(pre_tps), dec = stats(dec_tps);
   const double bytes_tok = static_cast<double>((*model)->active_bytes_per_token());
@@ -366,6 +449,17 @@ int run_bench(const BenchOpts& o) {
                                 {"ms_per_token", ar_ms_tok},
                                 {"transport", stats_comm.on_stream() ? "nccl" : "mpi"}};
     }
+    if (spec->enabled()) {
+      j["speculative"] = {{"drafter", spec_kind_name(spec->kind)},
+                          {"k", spec->k},
+                          {"max_k", spec->max_k()},
+                          {"error_rate", spec->error_rate},
+                          {"draft_tokens", spec_counts.drafted},
+                          {"accepted_tokens", spec_counts.accepted},
+                          {"acceptance_rate", spec_acceptance},
+                          {"tokens_per_step", spec_tokens_per_step},
+                          {"verify_cost_k1_to_k8", verify_cost}};
+    }
     if (o.profile_ops) {
       nlohmann::json ops = nlohmann::json::array();
       for (const OpTime& t : prof.times()) {
@@ -392,6 +486,24 @@ int run_bench(const BenchOpts& o) {
                   o.temperature, o.top_k, o.top_p, static_cast<unsigned long long>(o.seed));
     } else {
       std::printf("sampling         greedy\n");
+    }
+    if (spec->enabled()) {
+      std::printf(
+          "speculative      %s%s, k %s: %.2f tokens per step, %.0f%% of %llu drafts "
+          "accepted\n",
+          spec_kind_name(spec->kind),
+          spec->kind == SpecKind::kScripted
+              ? (" (error rate " + std::to_string(spec->error_rate).substr(0, 4) + ")").c_str()
+              : "",
+          spec->adaptive() ? ("adaptive up to " + std::to_string(spec->max_k())).c_str()
+                           : std::to_string(spec->k).c_str(),
+          spec_tokens_per_step, 100.0 * spec_acceptance,
+          static_cast<unsigned long long>(spec_counts.drafted));
+      std::printf("verify cost      step of k+1 tokens over a step of 1:");
+      for (size_t i = 0; i < verify_cost.size(); ++i) {
+        std::printf(" k=%zu %.2fx", i + 1, verify_cost[i]);
+      }
+      std::printf("\n");
     }
     std::printf("weights/token    %.1f MiB (non-expert + %lld used experts per layer)\n",
                 bytes_tok / (1 << 20), static_cast<long long>(c.n_expert_used));
@@ -465,6 +577,14 @@ void add_bench_command(CLI::App& app, CliContext& ctx) {
       ->capture_default_str()
       ->check(CLI::Range(0.0, 1.0));
   cmd->add_option("--seed", o->seed, "decode sampling seed")->capture_default_str();
+  cmd->add_option("--spec", o->spec,
+                  "speculative decoding: none, ngram, draft:PATH (a small GGUF with the same "
+                  "vocabulary), or scripted:RATE (drafts the greedy continuation, each token "
+                  "wrong with probability RATE: measures speed against acceptance)")
+      ->capture_default_str();
+  cmd->add_option("--spec-k", o->spec_k, "most tokens drafted per step (0: adaptive, up to 4)")
+      ->capture_default_str()
+      ->check(CLI::Range(0, SpecOptions::kMaxK));
   cmd->add_option("--bandwidth-mib", o->bandwidth_mib,
                   "buffer for the memory-bandwidth measurement")
       ->capture_default_str()

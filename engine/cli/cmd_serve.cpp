@@ -22,6 +22,7 @@
 #include "arc/tp_serve.h"
 #include "backend_flags.h"
 #include "commands.h"
+#include "sched/drafter.h"
 
 namespace arc::cli {
 namespace {
@@ -104,6 +105,13 @@ int serve(ServeOpts o) {
   }
   if (Status s = check_bind_safety(o.server); !s.ok()) {
     std::fprintf(stderr, "error: %s\n", s.message().c_str());
+    return 2;
+  }
+  if (auto spec = parse_spec(o.engine.spec, o.engine.spec_k); !spec.ok()) {
+    std::fprintf(stderr, "error: %s\n", spec.status().message().c_str());
+    return 2;
+  } else if (spec->kind == SpecKind::kScripted) {
+    std::fprintf(stderr, "error: --spec scripted is for bench and tests only\n");
     return 2;
   }
   // Thousands of idle or slow clients each hold a descriptor: use all the process may have.
@@ -248,6 +256,14 @@ void add_serve_command(CLI::App& app, CliContext& ctx) {
   cmd->add_option("--device", o->engine.device, kDeviceHelp)->check(CLI::Range(-1, 1023));
   cmd->add_flag("--mmap", o->engine.mmap_weights, kMmapHelp);
   cmd->add_option("--kv-type", o->kv_type, "KV cache type: f16 or f32")->capture_default_str();
+  cmd->add_option("--spec", o->engine.spec,
+                  "speculative decoding: none, ngram (drafts from the sequence's own tokens), "
+                  "draft:PATH (a small GGUF with the same vocabulary) or mtp")
+      ->capture_default_str();
+  cmd->add_option("--spec-k", o->engine.spec_k,
+                  "most tokens drafted per step (0: adaptive, up to 4)")
+      ->capture_default_str()
+      ->check(CLI::Range(0, SpecOptions::kMaxK));
   cmd->add_option("--reserve-gib", o->engine.reserve_gib,
                   "memory kept free for the OS and other programs")
       ->capture_default_str()

@@ -70,6 +70,10 @@ EngineService::EngineService(EngineOptions options) : impl_(std::make_unique<Imp
                         "Prompt tokens looked up in the prefix cache");
   m.metrics.add_counter("arclight_prefix_cache_hits_total",
                         "Prompt tokens whose K/V came from the prefix cache");
+  m.metrics.add_counter("arclight_spec_draft_tokens_total",
+                        "Speculative decoding: drafted tokens verified by the model");
+  m.metrics.add_counter("arclight_spec_accepted_tokens_total",
+                        "Speculative decoding: drafted tokens the model accepted");
   m.metrics.add_counter("arclight_images_total", "Images in chat requests");
   m.metrics.add_counter("arclight_images_encoded_total",
                         "Images run through the vision encoder (the rest came from its cache)");
@@ -88,6 +92,8 @@ EngineService::EngineService(EngineOptions options) : impl_(std::make_unique<Imp
   m.metrics.add_gauge("arclight_kv_blocks_capacity", "KV cache blocks in the pool");
   m.metrics.add_gauge("arclight_kv_blocks_used", "KV cache blocks held by sequences");
   m.metrics.add_gauge("arclight_kv_cache_usage_ratio", "Fraction of KV blocks held by sequences");
+  m.metrics.add_gauge("arclight_spec_acceptance_ratio",
+                      "Speculative decoding: accepted over drafted tokens since the model loaded");
   m.metrics.add_gauge("arclight_memory_used_bytes", "Resident memory of the engine, per rank");
   m.metrics.add_gauge("arclight_memory_available_bytes",
                       "Memory the OS reports available, per rank");
@@ -437,6 +443,18 @@ json EngineService::status() const {
                {"bytes", l->kv_bytes},
                {"tokens", l->kv_tokens}};
     j["requests"] = {{"running", s.running}, {"waiting", s.waiting}};
+    j["speculative"] = {
+        {"requested", m.opt.spec},
+        {"mode", l->info.speculative},
+        {"k", l->spec.k},
+        {"max_k", l->spec.max_k()},
+        {"note", l->spec_note},
+        {"draft_tokens", s.draft_tokens},
+        {"accepted_tokens", s.accepted_tokens},
+        {"acceptance_rate",
+         s.draft_tokens ? static_cast<double>(s.accepted_tokens) / s.draft_tokens : 0.0},
+        {"tokens_per_verify",
+         s.verify_steps ? 1.0 + static_cast<double>(s.accepted_tokens) / s.verify_steps : 0.0}};
   } else {
     j["model"] = nullptr;
   }
@@ -538,6 +556,8 @@ void EngineService::Impl::refresh_gauges() {
   metrics.set("arclight_kv_blocks_used", s.kv_blocks_used);
   metrics.set("arclight_kv_cache_usage_ratio",
               s.kv_blocks_total ? static_cast<double>(s.kv_blocks_used) / s.kv_blocks_total : 0.0);
+  metrics.set("arclight_spec_acceptance_ratio",
+              s.draft_tokens ? static_cast<double>(s.accepted_tokens) / s.draft_tokens : 0.0);
   metrics.set("arclight_memory_used_bytes", static_cast<double>(process_rss_bytes()),
               {{"rank", "0"}});
   metrics.set("arclight_memory_available_bytes", static_cast<double>(available_memory_bytes()),
@@ -545,7 +565,7 @@ void EngineService::Impl::refresh_gauges() {
 }
 
 void EngineService::Impl::stats_loop() {
-  uint64_t last_generated = 0, last_prompt = 0;
+  uint64_t last_generated = 0, last_prompt = 0, last_drafted = 0, last_accepted = 0;
   auto last = Clock::now();
   for (;;) {
     {
@@ -564,6 +584,13 @@ void EngineService::Impl::stats_loop() {
     double prefill_tps =
         dt > 0 && computed_prompt >= last_prompt ? (computed_prompt - last_prompt) / dt : 0.0;
     last_generated = s.generated_tokens;
+    // Speculative decoding: the share of the last second's drafts that were accepted.
+    const double acceptance = s.draft_tokens > last_drafted && s.accepted_tokens >= last_accepted
+                                  ? static_cast<double>(s.accepted_tokens - last_accepted) /
+                                        static_cast<double>(s.draft_tokens - last_drafted)
+                                  : 0.0;
+    last_drafted = s.draft_tokens;
+    last_accepted = s.accepted_tokens;
     last_prompt = computed_prompt;
     EngineState st;
     {
@@ -582,6 +609,9 @@ void EngineService::Impl::stats_loop() {
           {"decode_tokens_per_s", decode_tps},
           {"prefill_tokens_per_s", prefill_tps},
           {"generated_tokens_total", s.generated_tokens},
+          {"draft_tokens_total", s.draft_tokens},
+          {"accepted_tokens_total", s.accepted_tokens},
+          {"acceptance_rate", acceptance},
           {"memory", json::array({{{"rank", 0},
                                    {"used_bytes", process_rss_bytes()},
                                    {"available_bytes", available_memory_bytes()},

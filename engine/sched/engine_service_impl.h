@@ -57,6 +57,10 @@ struct LoadedModel {
   std::optional<ChatFormatter> formatter;
   OutputSyntax syntax = OutputSyntax::kPlain;
   std::vector<int32_t> stop_tokens;
+  // Speculative decoding as running (none when what was asked cannot run here: spec_note says
+  // why).
+  SpecOptions spec;
+  std::string spec_note;
   int n_ranks = 1;
   // Tensor parallel: sends each step (and the unload) to the other ranks; null on one rank.
   std::unique_ptr<TpDriver> tp_driver;

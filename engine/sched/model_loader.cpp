@@ -11,6 +11,7 @@
 #include "arc/shard_load.h"
 #include "arc/shard_plan.h"
 #include "arc/tensor_comm.h"
+#include "sched/draft_model.h"
 #include "sched/engine_service_impl.h"
 #include "sched/mmproj_pairing.h"
 
@@ -92,6 +93,56 @@ uint64_t workspace_bytes(const EngineOptions& opt, int max_parallel, const Model
 uint64_t kv_bytes_per_token(DType kv_type, const ModelConfig& c) {
   return static_cast<uint64_t>(2 * c.n_layer * c.n_kv_head * c.head_dim) *
          (kv_type == DType::F16 ? 2 : 4);
+}
+
+// The drafter `spec` asks for, into `so`; what cannot run here runs without speculation and
+// says why in the status (spec_note) and the log.
+Status start_speculation(LoadedModel& l, const SpecOptions& spec, int64_t draft_kv_tokens,
+                         SchedulerOptions& so) {
+  const ModelConfig& c = l.model->config();
+  switch (spec.kind) {
+    case SpecKind::kNone:
+      break;
+    case SpecKind::kNgram:
+      so.drafter = std::make_shared<NgramDrafter>();
+      l.spec = spec;
+      break;
+    case SpecKind::kDraftModel: {
+      DraftModelOptions o;
+      o.path = spec.draft_path;
+      o.kv_tokens = draft_kv_tokens;
+      o.block_size = l.kv->options().block_size;
+      o.kv_type = l.settings.kv_type;
+      ARC_ASSIGN_OR_RETURN(auto d, DraftModelDrafter::load(o, *l.backend, l.model->file()));
+      logger("engine")->info("speculative decoding with draft model {} ({:.0f} MiB)", d->name(),
+                             static_cast<double>(d->weight_bytes()) / (1 << 20));
+      so.drafter = std::move(d);
+      l.spec = spec;
+      break;
+    }
+    case SpecKind::kMtp:
+      l.spec_note = c.n_nextn > 0
+                        ? "this model carries " + std::to_string(c.n_nextn) +
+                              " multi-token-prediction layer(s), which Arclight cannot run yet; "
+                              "use --spec ngram or --spec draft:PATH"
+                        : "this model has no multi-token-prediction layers; use --spec ngram or "
+                          "--spec draft:PATH";
+      break;
+    case SpecKind::kScripted:
+      l.spec_note = "the scripted drafter is for tests and bench only";
+      break;
+  }
+  if (!l.spec_note.empty()) {
+    logger("engine")->warn("--spec {}: {}; decoding without speculation", spec_kind_name(spec.kind),
+                           l.spec_note);
+  } else if (spec.enabled()) {
+    logger("engine")->info("speculative decoding: {}, k {}", spec_kind_name(spec.kind),
+                           spec.adaptive() ? "adaptive up to " + std::to_string(spec.max_k())
+                                           : std::to_string(spec.k));
+  }
+  so.spec = l.spec;
+  l.info.speculative = spec_kind_name(l.spec.kind);
+  return ok_status();
 }
 
 }  // namespace
@@ -263,6 +314,17 @@ Result<std::shared_ptr<LoadedModel>> load_model(EngineService::Impl& m, const st
   const uint64_t kv_per_token = kv_bytes_per_token(settings.kv_type, c);
   const uint64_t workspace = workspace_bytes(m.opt, settings.max_parallel, c);
   const uint64_t min_kv = kv_per_token * static_cast<uint64_t>(ctx_size);
+  // Speculative decoding with a draft model: its weights and a KV pool of one full context per
+  // parallel sequence count like the model's own.
+  ARC_ASSIGN_OR_RETURN(const SpecOptions spec, parse_spec(m.opt.spec, m.opt.spec_k));
+  const int64_t draft_kv_tokens = ctx_size * settings.max_parallel;
+  uint64_t draft_bytes = 0;
+  if (spec.kind == SpecKind::kDraftModel) {
+    auto b = draft_model_bytes(spec.draft_path, draft_kv_tokens, settings.kv_type);
+    if (!b.ok()) return b.status().with_context("the draft model (--spec draft:PATH)");
+    draft_bytes = *b;
+  }
+  vision_bytes += draft_bytes;
   if (available > 0) {
     const uint64_t need = file_bytes + vision_bytes + workspace + min_kv + reserve;
     if (need > available) {
@@ -378,6 +440,7 @@ Result<std::shared_ptr<LoadedModel>> load_model(EngineService::Impl& m, const st
       return d->step(b);
     };
   }
+  ARC_RETURN_IF_ERROR(start_speculation(*l, spec, draft_kv_tokens, so));
   l->scheduler = std::make_unique<Scheduler>(*l->exec, *l->kv, c.n_vocab, so);
 
   l->info.path = path;

@@ -389,7 +389,8 @@ Status EngineService::run(const std::shared_ptr<PreparedRequest>& request, const
                ? 0.0
                : std::chrono::duration<double, std::milli>(b - a).count();
   };
-  finish.usage = {p->prompt_tokens, completion_tokens, t.cached_tokens};
+  finish.usage = {p->prompt_tokens, completion_tokens, t.cached_tokens, t.draft_tokens,
+                  t.accepted_tokens};
   finish.timings.queue_ms = ms(t.arrival, t.admitted);
   finish.timings.ttft_ms = ms(t.arrival, t.first_token);
   const double prefill_ms = ms(t.admitted, t.first_token);
@@ -416,6 +417,8 @@ Status EngineService::run(const std::shared_ptr<PreparedRequest>& request, const
   mx.inc("arclight_generation_tokens_total", static_cast<double>(completion_tokens));
   mx.inc("arclight_prefix_cache_queries_total", static_cast<double>(p->prompt_tokens));
   mx.inc("arclight_prefix_cache_hits_total", static_cast<double>(t.cached_tokens));
+  mx.inc("arclight_spec_draft_tokens_total", static_cast<double>(t.draft_tokens));
+  mx.inc("arclight_spec_accepted_tokens_total", static_cast<double>(t.accepted_tokens));
   if (finish.timings.ttft_ms > 0)
     mx.observe("arclight_time_to_first_token_seconds", finish.timings.ttft_ms / 1000.0);
   mx.observe("arclight_e2e_request_latency_seconds", finish.timings.total_ms / 1000.0);
@@ -424,6 +427,8 @@ Status EngineService::run(const std::shared_ptr<PreparedRequest>& request, const
                           {"prompt_tokens", p->prompt_tokens},
                           {"completion_tokens", completion_tokens},
                           {"cached_tokens", t.cached_tokens},
+                          {"draft_tokens", t.draft_tokens},
+                          {"accepted_tokens", t.accepted_tokens},
                           {"queue_ms", finish.timings.queue_ms},
                           {"ttft_ms", finish.timings.ttft_ms},
                           {"prefill_tokens_per_s", finish.timings.prefill_tokens_per_s},

@@ -189,10 +189,17 @@ json logprobs_json(const std::vector<TokenLogprob>& lps) {
 }
 
 json usage_json(const Usage& u) {
-  return {{"prompt_tokens", u.prompt_tokens},
-          {"completion_tokens", u.completion_tokens},
-          {"total_tokens", u.prompt_tokens + u.completion_tokens},
-          {"prompt_tokens_details", {{"cached_tokens", u.cached_tokens}}}};
+  json j = {{"prompt_tokens", u.prompt_tokens},
+            {"completion_tokens", u.completion_tokens},
+            {"total_tokens", u.prompt_tokens + u.completion_tokens},
+            {"prompt_tokens_details", {{"cached_tokens", u.cached_tokens}}}};
+  if (u.draft_tokens > 0) {
+    // Speculative decoding, in the fields OpenAI uses for predicted outputs.
+    j["completion_tokens_details"] = {
+        {"accepted_prediction_tokens", u.accepted_tokens},
+        {"rejected_prediction_tokens", u.draft_tokens - u.accepted_tokens}};
+  }
+  return j;
 }
 
 json timings_json(const Timings& t) {
@@ -348,6 +355,7 @@ void handle_models(InferenceService& service, const httplib::Request&, httplib::
           {{"path", m->path},
            {"architecture", m->architecture},
            {"context_length", m->context_length},
+           {"speculative", m->speculative},
            {"capabilities",
             {{"vision", m->vision}, {"tools", m->tools}, {"reasoning", m->reasoning}}}}}});
   }

@@ -37,6 +37,9 @@ struct EngineOptions {
   double tp_abort_grace_s = 30.0;
   // How long rank 0 waits for every rank to load its shard (then the same fault).
   double tp_load_timeout_s = 1800.0;
+  // Speculative decoding (serve --spec, --spec-k; sched/drafter.h): none, ngram, draft:PATH, mtp.
+  std::string spec = "none";
+  int spec_k = 0;  // most drafted tokens per step; 0: adaptive up to 4
 };
 
 class EngineService final : public InferenceService {

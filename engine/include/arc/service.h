@@ -96,6 +96,9 @@ struct Usage {
   int64_t prompt_tokens = 0;
   int64_t completion_tokens = 0;
   int64_t cached_tokens = 0;  // prompt tokens served from the prefix cache
+  // Speculative decoding: drafted tokens verified for this request, and those accepted.
+  int64_t draft_tokens = 0;
+  int64_t accepted_tokens = 0;
 };
 
 struct Timings {
@@ -150,6 +153,7 @@ struct ModelInfo {
   bool vision = false;
   bool tools = false;
   bool reasoning = false;
+  std::string speculative = "none";  // the drafter decoding uses: none, ngram, draft, mtp
 };
 
 // Published on /engine/events. `type` is one of: load_progress, load_done, load_error, unloaded,

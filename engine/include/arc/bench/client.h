@@ -60,6 +60,9 @@ struct RequestTiming {
   int64_t output_tokens = 0;   // usage.completion_tokens, else the number of token chunks
   int64_t token_chunks = 0;    // chunks that carried content or reasoning text
   bool usage_reported = false;
+  // Speculative decoding (usage.completion_tokens_details, where the server reports it).
+  int64_t accepted_prediction_tokens = 0;
+  int64_t rejected_prediction_tokens = 0;
   std::string finish_reason;
   // Arclight's timings.host_us_per_token (the server's own per-token host work); -1 when the
   // server reports none.

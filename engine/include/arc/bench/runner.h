@@ -56,6 +56,8 @@ struct ScenarioResult {
   Summary prefill_tokens_per_s;          // per request: prompt tokens / TTFT (prefill scenario)
   Summary host_us_per_token;  // per request, when the server reports it (Arclight's timings)
   int64_t total_output_tokens = 0;
+  // Speculative decoding, from the usage blocks: drafts verified and accepted (0: none).
+  int64_t draft_tokens = 0, accepted_tokens = 0;
   bool usage_reported = true;  // false: some token counts are streamed chunks, not usage
   std::string server, model, profile, started_at;
   double temperature = 0;
