@@ -149,5 +149,35 @@ TEST_F(LoadSettingsTest, CancelBringsThePreviousModelBackOrLeavesTheEngineIdle) 
   EXPECT_EQ(s["model"]["path"], path("b.gguf"));
 }
 
+// A request the client stops after its first token (the user pressed Stop) is still reported
+// with its time to first token, so the Monitor's TTFT chart counts it.
+TEST_F(LoadSettingsTest, StoppedRequestStillReportsItsTimeToFirstToken) {
+  ASSERT_TRUE(service_->load({{"model", path("a.gguf")}}).ok());
+  ASSERT_EQ(settle()["state"], "ready");
+  ChatRequest req;
+  req.messages = json::array({{{"role", "user"}, {"content", "hello"}}});
+  req.sampling.temperature = 0;
+  req.sampling.ignore_eos = true;
+  req.sampling.max_tokens = 64;
+  auto prepared = service_->prepare_chat(req);
+  ASSERT_TRUE(prepared.ok());
+  int text_events = 0;
+  ASSERT_TRUE(service_
+                  ->run(*prepared,
+                        [&](const GenerationEvent& e) {
+                          const bool text = e.kind == GenerationEvent::Kind::kContent ||
+                                            e.kind == GenerationEvent::Kind::kReasoning;
+                          if (text) ++text_events;
+                          return !text;  // gone after the first piece of text
+                        })
+                  .ok());
+  ASSERT_EQ(text_events, 1);
+  const auto requests = events("request");
+  ASSERT_EQ(requests.size(), 1u);
+  EXPECT_EQ(requests[0].data["finish_reason"], "cancelled");
+  EXPECT_GT(requests[0].data["ttft_ms"].get<double>(), 0.0);
+  EXPECT_GE(requests[0].data["completion_tokens"].get<int64_t>(), 1);
+}
+
 }  // namespace
 }  // namespace arc
