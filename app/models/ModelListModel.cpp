@@ -3,6 +3,7 @@
 #include <QFont>
 
 #include "EngineEvents.h"
+#include "NumberFormat.h"
 
 namespace arc::app {
 
@@ -107,9 +108,9 @@ QVariant ModelListModel::data(const QModelIndex& index, int role) const {
     case FamilyColumn:
       return e.family;
     case ParamsColumn:
-      return e.paramsB > 0 ? tr("%1 B").arg(e.paramsB, 0, 'f', 1) : QString();
+      return e.paramsB > 0 ? tr("%1 B").arg(decimal(e.paramsB, 1)) : QString();
     case ActiveColumn:
-      return e.activeParamsB > 0 ? tr("%1 B").arg(e.activeParamsB, 0, 'f', 1) : QString();
+      return e.activeParamsB > 0 ? tr("%1 B").arg(decimal(e.activeParamsB, 1)) : QString();
     case SizeColumn:
       return e.sizeBytes() > 0 ? formatBytes(e.sizeBytes()) : QString();
     case FitsColumn:

@@ -37,6 +37,9 @@ QString installLanguage(const QString& code) {
   }
   const QLocale locale = code.isEmpty() ? QLocale::system() : QLocale(code);
   const bool english = locale.language() == QLocale::English || locale.language() == QLocale::C;
+  // Numbers the app shows follow the language (German: decimal comma); see NumberFormat.h.
+  QLocale::setDefault(english && locale.language() == QLocale::C ? QLocale(QLocale::English)
+                                                                 : locale);
   auto* t = new QTranslator(app);
   // English needs its file too: it holds the plural forms of the "%n box(es)" strings.
   if (!t->load(english ? QLocale(QLocale::English) : locale, QStringLiteral("arclight"),

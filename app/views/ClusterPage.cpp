@@ -24,6 +24,7 @@
 #include "ClusterPortModel.h"
 #include "EngineSession.h"
 #include "Hostfile.h"
+#include "NumberFormat.h"
 
 namespace arc::app {
 
@@ -215,8 +216,8 @@ void ClusterPage::showLinkTest() {
                                                 : tr("%1 KiB").arg(double(row.bytes) / 1024.0);
     m_linkTable->setItem(i, 0, new QTableWidgetItem(size));
     m_linkTable->setItem(i, 1,
-                         new QTableWidgetItem(tr("%1 ms").arg(row.seconds * 1000.0, 0, 'f', 3)));
-    m_linkTable->setItem(i, 2, new QTableWidgetItem(QString::number(row.busbwGBs, 'f', 2)));
+                         new QTableWidgetItem(tr("%1 ms").arg(decimal(row.seconds * 1000.0, 3))));
+    m_linkTable->setItem(i, 2, new QTableWidgetItem(decimal(row.busbwGBs, 2)));
     m_linkTable->setItem(i, 3,
                          new QTableWidgetItem(row.correct ? tr("sums correct") : tr("WRONG SUMS")));
   }
