@@ -4,6 +4,8 @@
 #include <QJsonArray>
 #include <QJsonDocument>
 
+#include "SeedTitles.h"
+
 namespace arc::app {
 
 namespace {
@@ -53,12 +55,12 @@ qint64 bytesOf(const QJsonObject& o) {
 }
 
 QString sourceOf(const QJsonValue& v) {
-  if (v.isString()) return v.toString();
+  if (v.isString()) return withSeedTitles(v.toString());
   const QJsonObject o = v.toObject();
   QString s = pick(o, {"name", "title", "seed"}).toString();
   const QString url = o.value(QLatin1String("url")).toString();
   if (!url.isEmpty()) s = s.isEmpty() ? url : s + QStringLiteral(" (") + url + QLatin1Char(')');
-  return s;
+  return withSeedTitles(s);
 }
 
 void appendSpeeds(QList<PublishedSpeed>& out, const QJsonValue& speeds, const QString& build) {
@@ -165,6 +167,21 @@ CatalogEntry CatalogEntry::fromLocalJson(const QJsonObject& o) {
   if (e.id.isEmpty()) e.id = e.path;
   e.fileBytes = bytesOf(o);
   e.quant = pick(o, {"quant", "file_type", "dtype"}).toString();
+  // What the engine read from the file's header: family, parameters (all, and those a token uses
+  // in a MoE) and the trained context.
+  const QJsonObject summary = o.value(QLatin1String("summary")).toObject();
+  if (e.family.isEmpty()) e.family = summary.value(QLatin1String("architecture")).toString();
+  if (e.architecture.isEmpty()) e.architecture = e.family;
+  const double params = summary.value(QLatin1String("n_params")).toDouble();
+  if (e.paramsB <= 0 && params > 0) e.paramsB = params / 1e9;
+  const double active = summary.value(QLatin1String("n_active_params")).toDouble();
+  if (active > 0 && active < params) e.activeParamsB = active / 1e9;
+  if (e.activeParamsB <= 0) e.activeParamsB = e.paramsB;
+  if (e.contextLength <= 0)
+    e.contextLength = summary.value(QLatin1String("hyperparameters"))
+                          .toObject()
+                          .value(QLatin1String("context_length"))
+                          .toInteger();
   e.projector = o.value(QLatin1String("mmproj")).toBool();
   e.visionModel = o.contains(QLatin1String("vision_projector"));
   e.visionProjector = o.value(QLatin1String("vision_projector")).toString();

@@ -72,6 +72,8 @@ QVariant ClusterBoxModel::data(const QModelIndex& index, int role) const {
   if (role == Qt::ToolTipRole && index.column() == HostColumn) {
     return b.cpuCores > 0 ? tr("%1, %2 CPUs").arg(b.cpuModel).arg(b.cpuCores) : b.cpuModel;
   }
+  if (role == Qt::ToolTipRole && index.column() == GpuColumn)
+    return data(index, Qt::DisplayRole);  // whole, where a narrow window cuts the cell
   return {};
 }
 

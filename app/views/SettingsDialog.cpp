@@ -121,6 +121,9 @@ void SettingsDialog::updateEnabled() {
                      static_cast<QWidget*>(m_backend), static_cast<QWidget*>(m_modelDirs)})
     w->setEnabled(local);
   m_url->setEnabled(!local);
+  m_modelDirs->setToolTip(local ? QString()
+                                : tr("An attached engine reads the model folders it was started "
+                                     "with; set them where it runs."));
 }
 
 void SettingsDialog::testConnection() {
