@@ -1,6 +1,5 @@
 #include "ConversationExport.h"
 
-#include <QCoreApplication>
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
@@ -9,12 +8,8 @@ namespace arc::app {
 
 namespace {
 
-QString tr(const char* s, int n = -1) {
-  return QCoreApplication::translate("arc::app::ConversationExport", s, nullptr, n);
-}
-
 QString titleOf(const Conversation& c) {
-  return c.title.isEmpty() ? tr("New conversation") : c.title;
+  return c.title.isEmpty() ? ConversationExport::tr("New conversation") : c.title;
 }
 
 }  // namespace
@@ -30,7 +25,8 @@ QString ConversationExport::toMarkdown(const Conversation& c) {
     const bool user = m.role == ChatMessage::Role::User;
     md += QStringLiteral("## %1\n\n").arg(user ? tr("You") : tr("Assistant"));
     if (!m.images.isEmpty())
-      md += QStringLiteral("_%1_\n\n").arg(tr("%n image(s) attached", int(m.images.size())));
+      md +=
+          QStringLiteral("_%1_\n\n").arg(tr("%n image(s) attached", nullptr, int(m.images.size())));
     if (!m.reasoning.isEmpty())
       md += QStringLiteral("<details><summary>%1</summary>\n\n%2\n\n</details>\n\n")
                 .arg(tr("Thinking"), m.reasoning.trimmed());

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <QByteArray>
+#include <QCoreApplication>
 #include <QString>
 
 #include "Conversation.h"
@@ -11,6 +12,8 @@
 namespace arc::app {
 
 class ConversationExport {
+  Q_DECLARE_TR_FUNCTIONS(arc::app::ConversationExport)
+
  public:
   static QString toMarkdown(const Conversation& c);
   static QByteArray toJson(const Conversation& c);

@@ -86,6 +86,9 @@ SettingsDialog::SettingsDialog(AppSettings& settings, QWidget* parent)
   layout->addWidget(uiBox);
 
   auto* buttons = new QDialogButtonBox(QDialogButtonBox::Ok | QDialogButtonBox::Cancel, this);
+  // Named here, not by Qt: the labels are translated even without Qt's own translations.
+  buttons->button(QDialogButtonBox::Ok)->setText(tr("OK"));
+  buttons->button(QDialogButtonBox::Cancel)->setText(tr("Cancel"));
   layout->addWidget(buttons);
   connect(buttons, &QDialogButtonBox::accepted, this, [this] {
     save();
