@@ -12,7 +12,10 @@
 #include <QTimer>
 #include <QTranslator>
 
+#include "EngineSession.h"
 #include "MainWindow.h"
+#include "ModelListModel.h"
+#include "ModelsPage.h"
 #include "WheelGuard.h"
 
 namespace arc::app {
@@ -113,7 +116,20 @@ void scheduleScreenshots(MainWindow& window, const QString& dir) {
       if (!window.grab().save(path)) qWarning("arclight: cannot write %s", qPrintable(path));
     });
   }
-  QTimer::singleShot(settleMs + MainWindow::PageCount * 700 + 200, qApp, &QApplication::quit);
+  // And the Models page once more with the loaded file selected: Local files and its fit chart.
+  const int localAt = settleMs + MainWindow::PageCount * 700;
+  QTimer::singleShot(localAt, &window, [&window] {
+    window.setCurrentPage(0);
+    ModelsPage* models = window.modelsPage();
+    if (!models->selectModel(window.session()->loadedPath()) &&
+        !models->localModel()->entries().isEmpty())
+      models->selectModel(models->localModel()->entries().first().id);
+  });
+  QTimer::singleShot(localAt + 600, &window, [&window, dir] {
+    const QString path = QDir(dir).filePath(QStringLiteral("models-local.png"));
+    if (!window.grab().save(path)) qWarning("arclight: cannot write %s", qPrintable(path));
+  });
+  QTimer::singleShot(localAt + 800, qApp, &QApplication::quit);
 }
 
 }  // namespace

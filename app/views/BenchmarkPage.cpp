@@ -259,6 +259,8 @@ void BenchmarkPage::setHistoryPath(const QString& path) {
   if (!m_history.load(path, &error))
     m_status->setText(tr("The benchmark history cannot be read: %1").arg(error));
   m_historyModel->setRuns(m_history.runs());
+  // Opening the page shows the newest run, not an empty table, until a run is started.
+  if (m_shown.results.isEmpty() && !m_history.runs().isEmpty()) showRun(m_history.runs().first());
 }
 
 void BenchmarkPage::setCatalog(const QList<CatalogEntry>& catalog) {

@@ -91,8 +91,11 @@ ClusterPage::ClusterPage(EngineSession* session, QWidget* parent)
   // share the rest.
   m_boxView->horizontalHeader()->setSectionResizeMode(ClusterBoxModel::GpuColumn,
                                                       QHeaderView::ResizeToContents);
-  m_boxView->horizontalHeader()->setSectionResizeMode(ClusterBoxModel::RankColumn,
-                                                      QHeaderView::ResizeToContents);
+  for (int c : {ClusterBoxModel::HostColumn, ClusterBoxModel::RankColumn})
+    m_boxView->horizontalHeader()->setSectionResizeMode(c, QHeaderView::ResizeToContents);
+  // A narrow window wraps a bar's text ("1.3 GiB used of 23.5 GiB") instead of cutting it.
+  m_boxView->setWordWrap(true);
+  m_boxView->verticalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
   m_boxView->horizontalHeader()->setStretchLastSection(false);
   split->addWidget(m_boxView);
   m_portView = makeTable(m_ports, split);

@@ -71,6 +71,7 @@ ModelsPage::ModelsPage(EngineSession* session, QWidget* parent)
   splitter->addWidget(buildDetailPane());
   splitter->setStretchFactor(0, 2);
   splitter->setStretchFactor(1, 3);
+  splitter->setSizes({560, 720});  // the list wide enough for its figures (params, size, fit)
   layout->addWidget(splitter);
 
   connect(&m_fit, &FitController::changed, this, &ModelsPage::updateFitDisplay);
@@ -255,6 +256,9 @@ QWidget* ModelsPage::buildDetailPane() {
   m_boxTableView->setSortingEnabled(false);
   m_boxTableView->setSelectionMode(QAbstractItemView::NoSelection);
   m_boxTableView->setMaximumHeight(150);
+  // Columns as wide as their figures ("135.1 GiB of 121.6 GiB"); the last takes the rest.
+  m_boxTableView->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
+  m_boxTableView->horizontalHeader()->setStretchLastSection(true);
   v->addWidget(m_boxTableView);
 
   auto* loadRow = new QHBoxLayout;
@@ -481,9 +485,8 @@ void ModelsPage::showDetails(const CatalogEntry& e) {
           QStringLiteral("<tr><td><b>%1</b>&nbsp;</td><td>%2</td></tr>").arg(k, v.toHtmlEscaped());
   };
   row(tr("Architecture"), e.architecture.isEmpty() ? e.family : e.architecture);
-  if (e.paramsB > 0) row(tr("Parameters"), tr("%1 B").arg(decimal(e.paramsB, 1)));
-  if (e.activeParamsB > 0)
-    row(tr("Active parameters"), tr("%1 B").arg(decimal(e.activeParamsB, 1)));
+  row(tr("Parameters"), ModelListModel::paramsText(e.paramsB));
+  row(tr("Active parameters"), ModelListModel::paramsText(e.activeParamsB));
   if (e.contextLength > 0) row(tr("Context length"), QLocale().toString(e.contextLength));
   QStringList builds;
   for (const CatalogBuild& b : e.builds)

@@ -179,5 +179,17 @@ TEST_F(LoadSettingsTest, StoppedRequestStillReportsItsTimeToFirstToken) {
   EXPECT_GE(requests[0].data["completion_tokens"].get<int64_t>(), 1);
 }
 
+// A folder given twice lists its files once (the app showed every file twice when the engine's
+// --model folder was also a --model-dir).
+TEST_F(LoadSettingsTest, FolderGivenTwiceListsItsFilesOnce) {
+  EngineOptions eo;
+  eo.threads = 1;
+  eo.model_dirs = {dir_.string(), dir_.string() + "/", (dir_ / ".").string()};
+  EngineService twice(eo);
+  const json files = twice.local_models();
+  ASSERT_EQ(files.size(), 2u) << files.dump();
+  EXPECT_NE(files[0]["path"], files[1]["path"]);
+}
+
 }  // namespace
 }  // namespace arc
