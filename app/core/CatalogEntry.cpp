@@ -55,12 +55,12 @@ qint64 bytesOf(const QJsonObject& o) {
 }
 
 QString sourceOf(const QJsonValue& v) {
-  if (v.isString()) return withSeedTitles(v.toString());
+  if (v.isString()) return v.toString();
   const QJsonObject o = v.toObject();
   QString s = pick(o, {"name", "title", "seed"}).toString();
   const QString url = o.value(QLatin1String("url")).toString();
   if (!url.isEmpty()) s = s.isEmpty() ? url : s + QStringLiteral(" (") + url + QLatin1Char(')');
-  return withSeedTitles(s);
+  return s;
 }
 
 void appendSpeeds(QList<PublishedSpeed>& out, const QJsonValue& speeds, const QString& build) {
@@ -200,10 +200,17 @@ QList<CatalogEntry> parseCatalog(const QByteArray& json, QString* error) {
   }
   const QJsonArray arr =
       doc.isArray() ? doc.array() : doc.object().value(QLatin1String("models")).toArray();
+  // Sources cite seed documents by file name; people see the titles the catalog gives.
+  QHash<QString, QString> titles;
+  const QJsonObject seeds = doc.object().value(QLatin1String("seeds")).toObject();
+  for (auto it = seeds.begin(); it != seeds.end(); ++it) titles.insert(it.key(), it->toString());
   for (const QJsonValue& v : arr) {
     if (!v.isObject()) continue;
     CatalogEntry e = CatalogEntry::fromCatalogJson(v.toObject());
-    if (!e.id.isEmpty()) out.append(e);
+    if (e.id.isEmpty()) continue;
+    for (PublishedSpeed& s : e.speeds) s.source = withSeedTitles(s.source, titles);
+    for (PublishedQuality& q : e.quality) q.source = withSeedTitles(q.source, titles);
+    out.append(e);
   }
   return out;
 }

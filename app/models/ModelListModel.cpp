@@ -22,6 +22,9 @@ const CatalogEntry* ModelListModel::entryAt(int row) const {
 int ModelListModel::rowOf(const QString& id) const {
   for (int i = 0; i < m_entries.size(); ++i)
     if (m_entries[i].id == id) return i;
+  // A local file is also found by its path (its id is the name the engine gave it).
+  for (int i = 0; i < m_entries.size(); ++i)
+    if (!id.isEmpty() && m_entries[i].path == id) return i;
   return -1;
 }
 

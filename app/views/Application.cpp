@@ -101,35 +101,45 @@ void applyTheme(AppSettings::Theme theme) {
 
 namespace {
 
-// --screenshots: every page once the engine had time to answer, one PNG each, then quit.
-// packaging/screenshots.sh runs it under Xvfb for the README.
-void scheduleScreenshots(MainWindow& window, const QString& dir) {
+// --screenshots: every page once the engine had time to answer, one PNG each, then the Models
+// page again with the loaded file selected (Local files, its fit chart), then quit. Each step
+// starts when the one before is saved, so a busy machine cannot reorder them.
+// packaging/screenshots.sh runs it under Xvfb.
+void grabInto(QWidget& window, const QString& dir, const QString& name) {
+  const QString path = QDir(dir).filePath(name + QStringLiteral(".png"));
+  if (!window.grab().save(path)) qWarning("arclight: cannot write %s", qPrintable(path));
+}
+
+void screenshotStep(MainWindow& window, const QString& dir, int step) {
   static const char* const names[MainWindow::PageCount] = {"models", "chat", "monitor", "benchmark",
                                                            "cluster"};
-  constexpr int settleMs = 2500;  // health, status, models and fit answers arrive
-  for (int page = 0; page < MainWindow::PageCount; ++page) {
-    QTimer::singleShot(settleMs + page * 700, &window,
-                       [&window, page] { window.setCurrentPage(page); });
-    QTimer::singleShot(settleMs + page * 700 + 600, &window, [&window, dir, page] {
-      const QString path =
-          QDir(dir).filePath(QString::fromLatin1(names[page]) + QStringLiteral(".png"));
-      if (!window.grab().save(path)) qWarning("arclight: cannot write %s", qPrintable(path));
+  constexpr int kPaintMs = 600;  // the page's first replot and layout
+  if (step < MainWindow::PageCount) {
+    window.setCurrentPage(step);
+    QTimer::singleShot(kPaintMs, &window, [&window, dir, step] {
+      grabInto(window, dir, QString::fromLatin1(names[step]));
+      screenshotStep(window, dir, step + 1);
     });
+    return;
   }
-  // And the Models page once more with the loaded file selected: Local files and its fit chart.
-  const int localAt = settleMs + MainWindow::PageCount * 700;
-  QTimer::singleShot(localAt, &window, [&window] {
+  if (step == MainWindow::PageCount) {
     window.setCurrentPage(0);
     ModelsPage* models = window.modelsPage();
     if (!models->selectModel(window.session()->loadedPath()) &&
         !models->localModel()->entries().isEmpty())
       models->selectModel(models->localModel()->entries().first().id);
-  });
-  QTimer::singleShot(localAt + 600, &window, [&window, dir] {
-    const QString path = QDir(dir).filePath(QStringLiteral("models-local.png"));
-    if (!window.grab().save(path)) qWarning("arclight: cannot write %s", qPrintable(path));
-  });
-  QTimer::singleShot(localAt + 800, qApp, &QApplication::quit);
+    QTimer::singleShot(kPaintMs, &window, [&window, dir, step] {
+      grabInto(window, dir, QStringLiteral("models-local"));
+      screenshotStep(window, dir, step + 1);
+    });
+    return;
+  }
+  QTimer::singleShot(200, qApp, &QApplication::quit);
+}
+
+void scheduleScreenshots(MainWindow& window, const QString& dir) {
+  constexpr int kSettleMs = 2500;  // health, status, models and fit answers arrive
+  QTimer::singleShot(kSettleMs, &window, [&window, dir] { screenshotStep(window, dir, 0); });
 }
 
 }  // namespace

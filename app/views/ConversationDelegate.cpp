@@ -7,6 +7,17 @@
 
 namespace arc::app {
 
+namespace {
+QFont smallerFont(const QFont& f) {
+  QFont small = f;
+  if (f.pointSizeF() > 0)
+    small.setPointSizeF(f.pointSizeF() * 0.85);
+  else if (f.pixelSize() > 0)
+    small.setPixelSize(qMax(1, int(f.pixelSize() * 0.85)));
+  return small;
+}
+}  // namespace
+
 void ConversationDelegate::paint(QPainter* painter, const QStyleOptionViewItem& option,
                                  const QModelIndex& index) const {
   QStyleOptionViewItem opt = option;
@@ -27,8 +38,7 @@ void ConversationDelegate::paint(QPainter* painter, const QStyleOptionViewItem& 
   painter->drawText(QRect(r.left(), r.top(), r.width(), fm.height()),
                     Qt::AlignLeft | Qt::AlignVCenter,
                     fm.elidedText(title, Qt::ElideRight, r.width()));
-  QFont small = opt.font;
-  small.setPointSizeF(opt.font.pointSizeF() * 0.85);
+  const QFont small = smallerFont(opt.font);
   painter->setFont(small);
   QColor muted = opt.palette.color(text);
   muted.setAlphaF(0.6f);
@@ -42,8 +52,7 @@ void ConversationDelegate::paint(QPainter* painter, const QStyleOptionViewItem& 
 QSize ConversationDelegate::sizeHint(const QStyleOptionViewItem& option,
                                      const QModelIndex& index) const {
   QSize s = QStyledItemDelegate::sizeHint(option, index);
-  QFont small = option.font;
-  small.setPointSizeF(option.font.pointSizeF() * 0.85);
+  const QFont small = smallerFont(option.font);
   s.setHeight(QFontMetrics(option.font).height() + QFontMetrics(small).height() + 8);
   return s;
 }

@@ -23,6 +23,9 @@
 #include "ConversationListModel.h"
 #include "EngineClient.h"
 #include "EngineSession.h"
+#include "FitController.h"
+#include "MainWindow.h"
+#include "ModelsPage.h"
 #include "fake_chat_server.h"
 
 using namespace arc::app;
@@ -245,4 +248,22 @@ TEST(ChatPolish, FailedRequestsSayWhatTheUserAskedForNotTheRoute) {
             QStringLiteral("loading the model"));
   EXPECT_EQ(EngineClient::describeRoute(QStringLiteral("/engine/log?lines=5")),
             QStringLiteral("reading the engine log"));
+}
+
+// The header's picker loads through the Models page: it selects the file there (its remembered
+// settings and fit) and asks the session to load; with no engine, the failure shows in the chat.
+TEST(ChatPolish, PickerLoadsThroughTheModelsPage) {
+  MainWindow w;
+  auto* chat = w.findChild<ChatPage*>();
+  ASSERT_NE(chat, nullptr);
+  const QJsonArray files =
+      QJsonDocument::fromJson(R"([{"path":"/m/qwen3-8b.gguf","name":"qwen3-8b"}])").array();
+  emit w.session()->client()->localModelsReceived(files);
+  ASSERT_EQ(chat->modelPicker()->count(), 1);
+  QSignalSpy finished(w.session(), &EngineSession::loadFinished);
+  emit chat->modelPicker()->activated(0);
+  ASSERT_EQ(finished.size(), 1);
+  EXPECT_EQ(w.modelsPage()->fitController()->entry().path, QStringLiteral("/m/qwen3-8b.gguf"));
+  EXPECT_TRUE(chat->noticeText().startsWith(QStringLiteral("The model could not be loaded:")))
+      << chat->noticeText().toStdString();
 }
