@@ -1310,6 +1310,46 @@ spark-b slots=1</translation>
   <context>
     <name>arc::app::FitController</name>
     <message>
+      <source>%1 GiB</source>
+      <translation>%1 GiB</translation>
+    </message>
+    <message>
+      <source>%1 (%2 GB)</source>
+      <translation>%1 (%2 GB)</translation>
+    </message>
+    <message>
+      <source>on one box</source>
+      <translation>auf einer Box</translation>
+    </message>
+    <message>
+      <source>on each of %1 boxes</source>
+      <translation>auf jeder von %1 Boxen</translation>
+    </message>
+    <message>
+      <source>uses %1 of the %2 a box has %3, leaving %4 of headroom</source>
+      <translation>belegt %3 %1 der %2, die eine Box hat; %4 Spielraum bleiben</translation>
+    </message>
+    <message>
+      <source>uses %1 of the %2 a box has %3, leaving only %4 of headroom, under the %5 margin (a GB10 that runs out of memory freezes)</source>
+      <translation>belegt %3 %1 der %2, die eine Box hat; nur %4 Spielraum bleiben, unter der Sicherheitsmarge von %5 (eine GB10 ohne freien Speicher friert ein)</translation>
+    </message>
+    <message>
+      <source>needs %1 %2, %3 more than the %4 a box has</source>
+      <translation>braucht %1 %2, %3 mehr als die %4, die eine Box hat</translation>
+    </message>
+    <message>
+      <source>; the weights alone take %1 a box</source>
+      <translation>; allein die Gewichte belegen %1 pro Box</translation>
+    </message>
+    <message>
+      <source>; the KV cache for %1 tokens x %2 sequences takes %3 a box, and the largest context that fits is %4 tokens</source>
+      <translation>; der KV-Cache für %1 Token × %2 Sequenzen belegt %3 pro Box, der größte passende Kontext ist %4 Token</translation>
+    </message>
+    <message>
+      <source>; keeping the n-gram tables on disk would free %1 a box</source>
+      <translation>; die N-Gramm-Tabellen auf der Platte zu lassen, würde %1 pro Box freigeben</translation>
+    </message>
+    <message>
       <source>does not fit</source>
       <translation>passt nicht</translation>
     </message>
@@ -2434,7 +2474,7 @@ spark-b slots=1</translation>
     </message>
     <message>
       <source>Thinking</source>
-      <translation>Denken</translation>
+      <translation>Überlegungen</translation>
     </message>
     <message>
       <source>(stopped)</source>

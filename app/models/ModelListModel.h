@@ -32,7 +32,7 @@ class ModelListModel : public QAbstractTableModel {
   void setEntries(const QList<CatalogEntry>& entries);
   const QList<CatalogEntry>& entries() const { return m_entries; }
   const CatalogEntry* entryAt(int row) const;
-  int rowOf(const QString  int rowOf(const QString& id) const; id) const;  // by id, else (local files) by path
+  int rowOf(const QString& id) const;  // by id, else (local files) by path
   QStringList families() const;
 
   void setFit(const QString& id, Fit fit);

@@ -83,6 +83,9 @@ TEST(MainWindowSmoke, GermanTranslationIsCompleteForEveryContext) {
   EXPECT_EQ(ClusterPage::tr("%n box(es), %1 rank(s); not saved yet (Save writes %2)", "", 1),
             QStringLiteral("1 Box, %1 Rang/Ränge; noch nicht gespeichert (Speichern schreibt %2)"));
   EXPECT_EQ(QLocale().toString(41.5, 'f', 1), QStringLiteral("41,5"));  // numbers follow too
+  // The fit's reason, said by the app (the library's is English only).
+  EXPECT_EQ(FitController::tr("on each of %1 boxes").arg(2),
+            QStringLiteral("auf jeder von 2 Boxen"));
   {
     MainWindow w;
     EXPECT_TRUE(w.statusText().contains(QStringLiteral("Kein Modell geladen")))
