@@ -139,6 +139,10 @@
   <context>
     <name>arc::app::AboutDialog</name>
     <message>
+      <source>OK</source>
+      <translation>OK</translation>
+    </message>
+    <message>
       <source>&lt;h2&gt;Arclight %1&lt;/h2&gt;&lt;p&gt;Mixture-of-Experts inference for DGX Spark clusters.&lt;/p&gt;&lt;table&gt;&lt;tr&gt;&lt;td&gt;Qt&lt;/td&gt;&lt;td&gt;%2 (built with %3)&lt;/td&gt;&lt;/tr&gt;&lt;tr&gt;&lt;td&gt;QCustomPlot&lt;/td&gt;&lt;td&gt;%4&lt;/td&gt;&lt;/tr&gt;&lt;tr&gt;&lt;td&gt;Engine&lt;/td&gt;&lt;td&gt;%5&lt;/td&gt;&lt;/tr&gt;&lt;/table&gt;</source>
       <translation>&lt;h2&gt;Arclight %1&lt;/h2&gt;&lt;p&gt;Mixture-of-Experts-Inferenz für DGX-Spark-Cluster.&lt;/p&gt;&lt;table&gt;&lt;tr&gt;&lt;td&gt;Qt&lt;/td&gt;&lt;td&gt;%2 (gebaut mit %3)&lt;/td&gt;&lt;/tr&gt;&lt;tr&gt;&lt;td&gt;QCustomPlot&lt;/td&gt;&lt;td&gt;%4&lt;/td&gt;&lt;/tr&gt;&lt;tr&gt;&lt;td&gt;Engine&lt;/td&gt;&lt;td&gt;%5&lt;/td&gt;&lt;/tr&gt;&lt;/table&gt;</translation>
     </message>
@@ -154,28 +158,24 @@
   <context>
     <name>arc::app::BenchCompareModel</name>
     <message>
+      <source>Tokens/s
+%1</source>
+      <translation>Token/s
+%1</translation>
+    </message>
+    <message>
+      <source>TTFT ms
+%1</source>
+      <translation>TTFT ms
+%1</translation>
+    </message>
+    <message>
       <source>Change</source>
       <translation>Änderung</translation>
     </message>
     <message>
       <source>Scenario</source>
       <translation>Szenario</translation>
-    </message>
-    <message>
-      <source>TTFT ms A</source>
-      <translation>TTFT ms A</translation>
-    </message>
-    <message>
-      <source>TTFT ms B</source>
-      <translation>TTFT ms B</translation>
-    </message>
-    <message>
-      <source>Tokens/s A (%1)</source>
-      <translation>Token/s A (%1)</translation>
-    </message>
-    <message>
-      <source>Tokens/s B (%1)</source>
-      <translation>Token/s B (%1)</translation>
     </message>
   </context>
   <context>
@@ -297,6 +297,30 @@
   </context>
   <context>
     <name>arc::app::BenchmarkPage</name>
+    <message>
+      <source>decode tokens/s</source>
+      <translation>Decode Token/s</translation>
+    </message>
+    <message>
+      <source>prefill tokens/s</source>
+      <translation>Prefill Token/s</translation>
+    </message>
+    <message>
+      <source>The loaded model's context holds %L1 tokens; the prompt is capped to fit.</source>
+      <translation>Der Kontext des geladenen Modells fasst %L1 Token; der Prompt wird passend gekürzt.</translation>
+    </message>
+    <message>
+      <source>decode, measured (median)</source>
+      <translation>Decode, gemessen (Median)</translation>
+    </message>
+    <message>
+      <source>decode, published</source>
+      <translation>Decode, veröffentlicht</translation>
+    </message>
+    <message>
+      <source>prefill, measured (median, right axis)</source>
+      <translation>Prefill, gemessen (Median, rechte Achse)</translation>
+    </message>
     <message numerus="yes">
       <source>%1
 %n stream(s)</source>
@@ -481,10 +505,6 @@
       <translation>Code</translation>
     </message>
     <message>
-      <source>measured (median)</source>
-      <translation>gemessen (Median)</translation>
-    </message>
-    <message>
       <source>prefill</source>
       <translation>Prefill</translation>
     </message>
@@ -560,16 +580,24 @@
   <context>
     <name>arc::app::ChatController</name>
     <message>
+      <source>The engine refused the API key. Check it in Settings.</source>
+      <translation>Die Engine hat den API-Schlüssel abgelehnt. Prüfen Sie ihn in den Einstellungen.</translation>
+    </message>
+    <message>
+      <source>No model is loaded. Pick one in the model list above the chat or on the Models page.</source>
+      <translation>Es ist kein Modell geladen. Wählen Sie eines in der Modellliste über dem Chat oder auf der Seite „Modelle“.</translation>
+    </message>
+    <message>
+      <source>The engine could not answer: %1 (HTTP %2)</source>
+      <translation>Die Engine konnte nicht antworten: %1 (HTTP %2)</translation>
+    </message>
+    <message>
       <source>The conversation is too long for the model's context: %1. Start a new conversation or remove earlier turns.</source>
       <translation>Die Unterhaltung ist zu lang für den Kontext des Modells: %1. Beginnen Sie eine neue Unterhaltung oder entfernen Sie frühere Beiträge.</translation>
     </message>
     <message>
       <source>The engine could not be reached (%1). Is it running?</source>
       <translation>Die Engine ist nicht erreichbar (%1). Läuft sie?</translation>
-    </message>
-    <message>
-      <source>The engine refused the request (HTTP %1): %2</source>
-      <translation>Die Engine hat die Anfrage abgelehnt (HTTP %1): %2</translation>
     </message>
     <message>
       <source>The engine sent a malformed stream (a line over 16 MiB).</source>
@@ -582,6 +610,42 @@
   </context>
   <context>
     <name>arc::app::ChatPage</name>
+    <message>
+      <source>Model:</source>
+      <translation>Modell:</translation>
+    </message>
+    <message>
+      <source>Export…</source>
+      <translation>Exportieren…</translation>
+    </message>
+    <message>
+      <source>Save this conversation as Markdown or JSON</source>
+      <translation>Diese Unterhaltung als Markdown oder JSON speichern</translation>
+    </message>
+    <message>
+      <source>The model could not be loaded: %1</source>
+      <translation>Das Modell konnte nicht geladen werden: %1</translation>
+    </message>
+    <message>
+      <source>Pick a model to load</source>
+      <translation>Modell zum Laden wählen</translation>
+    </message>
+    <message>
+      <source>No model files</source>
+      <translation>Keine Modelldateien</translation>
+    </message>
+    <message>
+      <source>Export conversation</source>
+      <translation>Unterhaltung exportieren</translation>
+    </message>
+    <message>
+      <source>Markdown (*.md);;JSON (*.json)</source>
+      <translation>Markdown (*.md);;JSON (*.json)</translation>
+    </message>
+    <message>
+      <source>Could not export to %1: %2</source>
+      <translation>Export nach %1 nicht möglich: %2</translation>
+    </message>
     <message>
       <source>Attach images</source>
       <translation>Bilder anhängen</translation>
@@ -851,6 +915,10 @@
   </context>
   <context>
     <name>arc::app::ClusterPage</name>
+    <message numerus="yes">
+      <source>%n box(es), %1 rank(s); not saved yet (Save writes %2)</source>
+      <translation><numerusform>%n Box, %1 Rang/Ränge; noch nicht gespeichert (Speichern schreibt %2)</numerusform><numerusform>%n Boxen, %1 Rang/Ränge; noch nicht gespeichert (Speichern schreibt %2)</numerusform></translation>
+    </message>
     <message>
       <source> — a model is loading; the other ranks' figures are from before</source>
       <translation> — ein Modell wird geladen; die Werte der anderen Ränge sind von vorher</translation>
@@ -1050,6 +1118,10 @@ spark-b slots=1</translation>
   <context>
     <name>arc::app::ConversationListModel</name>
     <message>
+      <source>Yesterday</source>
+      <translation>Gestern</translation>
+    </message>
+    <message>
       <source>Could not save the conversation to %1: %2</source>
       <translation>Die Unterhaltung konnte nicht in %1 gespeichert werden: %2</translation>
     </message>
@@ -1081,16 +1153,64 @@ spark-b slots=1</translation>
   <context>
     <name>arc::app::EngineClient</name>
     <message>
+      <source>loading the model</source>
+      <translation>das Laden des Modells</translation>
+    </message>
+    <message>
+      <source>cancelling the load</source>
+      <translation>das Abbrechen des Ladens</translation>
+    </message>
+    <message>
+      <source>unloading the model</source>
+      <translation>das Entladen des Modells</translation>
+    </message>
+    <message>
+      <source>asking the engine for its state</source>
+      <translation>die Abfrage des Engine-Zustands</translation>
+    </message>
+    <message>
+      <source>asking for the loaded model</source>
+      <translation>die Abfrage des geladenen Modells</translation>
+    </message>
+    <message>
+      <source>listing the model files</source>
+      <translation>das Auflisten der Modelldateien</translation>
+    </message>
+    <message>
+      <source>planning the fit</source>
+      <translation>die Speicherplanung</translation>
+    </message>
+    <message>
+      <source>reading the boxes of the cluster</source>
+      <translation>das Lesen der Boxen des Clusters</translation>
+    </message>
+    <message>
+      <source>the link test</source>
+      <translation>der Verbindungstest</translation>
+    </message>
+    <message>
+      <source>reading the engine log</source>
+      <translation>das Lesen des Engine-Protokolls</translation>
+    </message>
+    <message>
+      <source>a request to the engine</source>
+      <translation>eine Anfrage an die Engine</translation>
+    </message>
+    <message>
+      <source>%1 failed: %2 (HTTP %3)</source>
+      <translation>%1 ist fehlgeschlagen: %2 (HTTP %3)</translation>
+    </message>
+    <message>
+      <source>%1 failed: the engine's answer was not readable (%2)</source>
+      <translation>%1 ist fehlgeschlagen: die Antwort der Engine war nicht lesbar (%2)</translation>
+    </message>
+    <message>
+      <source>%1 failed (HTTP %2)</source>
+      <translation>%1 ist fehlgeschlagen (HTTP %2)</translation>
+    </message>
+    <message>
       <source>HTTP %1</source>
       <translation>HTTP %1</translation>
-    </message>
-    <message>
-      <source>HTTP %1 from %2</source>
-      <translation>HTTP %1 von %2</translation>
-    </message>
-    <message>
-      <source>HTTP %1 from %2: %3</source>
-      <translation>HTTP %1 von %2: %3</translation>
     </message>
     <message>
       <source>engine not reachable at %1: %2</source>
@@ -1111,10 +1231,6 @@ spark-b slots=1</translation>
     <message>
       <source>the engine sent an unreadable event (%1)</source>
       <translation>die Engine hat ein unlesbares Ereignis gesendet (%1)</translation>
-    </message>
-    <message>
-      <source>the engine sent malformed JSON for %1: %2</source>
-      <translation>die Engine hat fehlerhaftes JSON für %1 gesendet: %2</translation>
     </message>
     <message>
       <source>the engine's event stream sent an oversized event; reconnecting</source>
@@ -1193,6 +1309,46 @@ spark-b slots=1</translation>
   </context>
   <context>
     <name>arc::app::FitController</name>
+    <message>
+      <source>%1 GiB</source>
+      <translation>%1 GiB</translation>
+    </message>
+    <message>
+      <source>%1 (%2 GB)</source>
+      <translation>%1 (%2 GB)</translation>
+    </message>
+    <message>
+      <source>on one box</source>
+      <translation>auf einer Box</translation>
+    </message>
+    <message>
+      <source>on each of %1 boxes</source>
+      <translation>auf jeder von %1 Boxen</translation>
+    </message>
+    <message>
+      <source>uses %1 of the %2 a box has %3, leaving %4 of headroom</source>
+      <translation>belegt %3 %1 der %2, die eine Box hat; %4 Spielraum bleiben</translation>
+    </message>
+    <message>
+      <source>uses %1 of the %2 a box has %3, leaving only %4 of headroom, under the %5 margin (a GB10 that runs out of memory freezes)</source>
+      <translation>belegt %3 %1 der %2, die eine Box hat; nur %4 Spielraum bleiben, unter der Sicherheitsmarge von %5 (eine GB10 ohne freien Speicher friert ein)</translation>
+    </message>
+    <message>
+      <source>needs %1 %2, %3 more than the %4 a box has</source>
+      <translation>braucht %1 %2, %3 mehr als die %4, die eine Box hat</translation>
+    </message>
+    <message>
+      <source>; the weights alone take %1 a box</source>
+      <translation>; allein die Gewichte belegen %1 pro Box</translation>
+    </message>
+    <message>
+      <source>; the KV cache for %1 tokens x %2 sequences takes %3 a box, and the largest context that fits is %4 tokens</source>
+      <translation>; der KV-Cache für %1 Token × %2 Sequenzen belegt %3 pro Box, der größte passende Kontext ist %4 Token</translation>
+    </message>
+    <message>
+      <source>; keeping the n-gram tables on disk would free %1 a box</source>
+      <translation>; die N-Gramm-Tabellen auf der Platte zu lassen, würde %1 pro Box freigeben</translation>
+    </message>
     <message>
       <source>does not fit</source>
       <translation>passt nicht</translation>
@@ -1290,6 +1446,10 @@ spark-b slots=1</translation>
   </context>
   <context>
     <name>arc::app::LogDialog</name>
+    <message>
+      <source>Close</source>
+      <translation>Schließen</translation>
+    </message>
     <message>
       <source>Refresh</source>
       <translation>Aktualisieren</translation>
@@ -1523,6 +1683,14 @@ spark-b slots=1</translation>
   </context>
   <context>
     <name>arc::app::ModelListModel</name>
+    <message>
+      <source>%1 M</source>
+      <translation>%1 Mio.</translation>
+    </message>
+    <message>
+      <source>%1 GiB</source>
+      <translation>%1 GiB</translation>
+    </message>
     <message>
       <source>%1 (loaded)</source>
       <translation>%1 (geladen)</translation>
@@ -2077,6 +2245,18 @@ spark-b slots=1</translation>
   <context>
     <name>arc::app::SettingsDialog</name>
     <message>
+      <source>OK</source>
+      <translation>OK</translation>
+    </message>
+    <message>
+      <source>Cancel</source>
+      <translation>Abbrechen</translation>
+    </message>
+    <message>
+      <source>An attached engine reads the model folders it was started with; set them where it runs.</source>
+      <translation>Eine angebundene Engine liest die Modellordner, mit denen sie gestartet wurde; legen Sie sie dort fest, wo sie läuft.</translation>
+    </message>
+    <message>
       <source>Test connection</source>
       <translation>Verbindung testen</translation>
     </message>
@@ -2268,6 +2448,45 @@ spark-b slots=1</translation>
     <message>
       <source>the measurement failed (exit code %1): %2</source>
       <translation>die Messung ist fehlgeschlagen (Exit-Code %1): %2</translation>
+    </message>
+  </context>
+  <context>
+    <name>arc::app::ConversationExport</name>
+    <message>
+      <source>New conversation</source>
+      <translation>Neue Unterhaltung</translation>
+    </message>
+    <message>
+      <source>Last changed %1</source>
+      <translation>Zuletzt geändert %1</translation>
+    </message>
+    <message>
+      <source>System prompt</source>
+      <translation>Systemprompt</translation>
+    </message>
+    <message>
+      <source>You</source>
+      <translation>Sie</translation>
+    </message>
+    <message>
+      <source>Assistant</source>
+      <translation>Assistent</translation>
+    </message>
+    <message>
+      <source>Thinking</source>
+      <translation>Überlegungen</translation>
+    </message>
+    <message>
+      <source>(stopped)</source>
+      <translation>(gestoppt)</translation>
+    </message>
+    <message>
+      <source>Failed: %1</source>
+      <translation>Fehlgeschlagen: %1</translation>
+    </message>
+    <message numerus="yes">
+      <source>%n image(s) attached</source>
+      <translation><numerusform>%n Bild angehängt</numerusform><numerusform>%n Bilder angehängt</numerusform></translation>
     </message>
   </context>
 </TS>

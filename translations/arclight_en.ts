@@ -85,4 +85,18 @@
       </translation>
     </message>
   </context>
+  <context>
+    <name>arc::app::ConversationExport</name>
+    <message numerus="yes">
+      <source>%n image(s) attached</source>
+      <translation><numerusform>%n image attached</numerusform><numerusform>%n images attached</numerusform></translation>
+    </message>
+  </context>
+  <context>
+    <name>arc::app::ClusterPage</name>
+    <message numerus="yes">
+      <source>%n box(es), %1 rank(s); not saved yet (Save writes %2)</source>
+      <translation><numerusform>%n box, %1 rank(s); not saved yet (Save writes %2)</numerusform><numerusform>%n boxes, %1 rank(s); not saved yet (Save writes %2)</numerusform></translation>
+    </message>
+  </context>
 </TS>

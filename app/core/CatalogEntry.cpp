@@ -4,6 +4,8 @@
 #include <QJsonArray>
 #include <QJsonDocument>
 
+#include "SeedTitles.h"
+
 namespace arc::app {
 
 namespace {
@@ -165,6 +167,21 @@ CatalogEntry CatalogEntry::fromLocalJson(const QJsonObject& o) {
   if (e.id.isEmpty()) e.id = e.path;
   e.fileBytes = bytesOf(o);
   e.quant = pick(o, {"quant", "file_type", "dtype"}).toString();
+  // What the engine read from the file's header: family, parameters (all, and those a token uses
+  // in a MoE) and the trained context.
+  const QJsonObject summary = o.value(QLatin1String("summary")).toObject();
+  if (e.family.isEmpty()) e.family = summary.value(QLatin1String("architecture")).toString();
+  if (e.architecture.isEmpty()) e.architecture = e.family;
+  const double params = summary.value(QLatin1String("n_params")).toDouble();
+  if (e.paramsB <= 0 && params > 0) e.paramsB = params / 1e9;
+  const double active = summary.value(QLatin1String("n_active_params")).toDouble();
+  if (active > 0 && active < params) e.activeParamsB = active / 1e9;
+  if (e.activeParamsB <= 0) e.activeParamsB = e.paramsB;
+  if (e.contextLength <= 0)
+    e.contextLength = summary.value(QLatin1String("hyperparameters"))
+                          .toObject()
+                          .value(QLatin1String("context_length"))
+                          .toInteger();
   e.projector = o.value(QLatin1String("mmproj")).toBool();
   e.visionModel = o.contains(QLatin1String("vision_projector"));
   e.visionProjector = o.value(QLatin1String("vision_projector")).toString();
@@ -183,10 +200,17 @@ QList<CatalogEntry> parseCatalog(const QByteArray& json, QString* error) {
   }
   const QJsonArray arr =
       doc.isArray() ? doc.array() : doc.object().value(QLatin1String("models")).toArray();
+  // Sources cite seed documents by file name; people see the titles the catalog gives.
+  QHash<QString, QString> titles;
+  const QJsonObject seeds = doc.object().value(QLatin1String("seeds")).toObject();
+  for (auto it = seeds.begin(); it != seeds.end(); ++it) titles.insert(it.key(), it->toString());
   for (const QJsonValue& v : arr) {
     if (!v.isObject()) continue;
     CatalogEntry e = CatalogEntry::fromCatalogJson(v.toObject());
-    if (!e.id.isEmpty()) out.append(e);
+    if (e.id.isEmpty()) continue;
+    for (PublishedSpeed& s : e.speeds) s.source = withSeedTitles(s.source, titles);
+    for (PublishedQuality& q : e.quality) q.source = withSeedTitles(q.source, titles);
+    out.append(e);
   }
   return out;
 }

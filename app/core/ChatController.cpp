@@ -274,7 +274,13 @@ QString ChatController::describeFailure(int httpStatus, const QByteArray& body,
     return tr("The conversation is too long for the model's context: %1. Start a new conversation "
               "or remove earlier turns.")
         .arg(msg);
-  return tr("The engine refused the request (HTTP %1): %2").arg(httpStatus).arg(msg);
+  if (httpStatus == 401 || httpStatus == 403)
+    return tr("The engine refused the API key. Check it in Settings.");
+  if (msg.contains(QStringLiteral("no model is loaded"), Qt::CaseInsensitive))
+    return tr(
+        "No model is loaded. Pick one in the model list above the chat or on the Models "
+        "page.");
+  return tr("The engine could not answer: %1 (HTTP %2)").arg(msg).arg(httpStatus);
 }
 
 void ChatController::finish(ChatMessage::Status status, const QString& error) {
@@ -295,6 +301,7 @@ void ChatController::finish(ChatMessage::Status status, const QString& error) {
   m_answerIndex = -1;
   m_freshSend = false;
   setState(State::Idle);
+  emit answerFinished(status);
 }
 
 void ChatController::stop() {

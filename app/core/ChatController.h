@@ -63,6 +63,8 @@ class ChatController : public QObject {
   void messageUpdated(int index);  // text, reasoning, status or stats of one message changed
   // A send failed before any answer arrived: the user's text and images, to put back in the draft.
   void draftReturned(const QString& text, const QStringList& images);
+  // The answer ended (complete, stopped or failed); its message holds the details.
+  void answerFinished(arc::app::ChatMessage::Status status);
 
  private:
   bool startRequest();

@@ -23,6 +23,23 @@ EngineClient::~EngineClient() {
   if (m_events) m_events->abort();
 }
 
+QString EngineClient::describeRoute(const QString& route) {
+  // Users see what they asked for, never the HTTP route behind it.
+  const QString r = route.section(QLatin1Char('?'), 0, 0);
+  if (r == QLatin1String("/engine/load")) return tr("loading the model");
+  if (r == QLatin1String("/engine/load/cancel")) return tr("cancelling the load");
+  if (r == QLatin1String("/engine/unload")) return tr("unloading the model");
+  if (r == QLatin1String("/health") || r == QLatin1String("/engine/status"))
+    return tr("asking the engine for its state");
+  if (r == QLatin1String("/v1/models")) return tr("asking for the loaded model");
+  if (r == QLatin1String("/engine/local-models")) return tr("listing the model files");
+  if (r == QLatin1String("/engine/fit")) return tr("planning the fit");
+  if (r == QLatin1String("/engine/cluster")) return tr("reading the boxes of the cluster");
+  if (r == QLatin1String("/engine/link-test")) return tr("the link test");
+  if (r == QLatin1String("/engine/log")) return tr("reading the engine log");
+  return tr("a request to the engine");
+}
+
 void EngineClient::setBaseUrl(const QUrl& url) {
   m_baseUrl = url;
 }
@@ -106,12 +123,13 @@ void EngineClient::handleJson(QNetworkReply* reply, const QString& route,
       if (msg.isEmpty()) msg = QString::fromUtf8(body.left(200)).trimmed();
       if (code == 401 || code == 403)
         msg = tr("the engine refused the API key (HTTP %1); check it in Settings").arg(code);
-      emit requestFailed(route, tr("HTTP %1 from %2: %3").arg(code).arg(route, msg));
+      emit requestFailed(route,
+                         tr("%1 failed: %2 (HTTP %3)").arg(describeRoute(route), msg).arg(code));
       return;
     }
     if (perr.error != QJsonParseError::NoError) {
-      emit requestFailed(
-          route, tr("the engine sent malformed JSON for %1: %2").arg(route, perr.errorString()));
+      emit requestFailed(route, tr("%1 failed: the engine's answer was not readable (%2)")
+                                    .arg(describeRoute(route), perr.errorString()));
       return;
     }
     onJson(doc);
@@ -223,7 +241,7 @@ void EngineClient::fetchCluster() {
         QString msg = EngineError::fromJson(doc.object()).message;
         if (code == 401 || code == 403)
           msg = tr("the engine refused the API key (HTTP %1); check it in Settings").arg(code);
-        if (msg.isEmpty()) msg = tr("HTTP %1 from %2").arg(code).arg(route);
+        if (msg.isEmpty()) msg = tr("%1 failed (HTTP %2)").arg(describeRoute(route)).arg(code);
         emit clusterFailed(msg);
       });
 }
@@ -245,7 +263,7 @@ void EngineClient::runLinkTest(const QJsonObject& request) {
         QString msg = EngineError::fromJson(doc.object()).message;
         if (code == 401 || code == 403)
           msg = tr("the engine refused the API key (HTTP %1); check it in Settings").arg(code);
-        if (msg.isEmpty()) msg = tr("HTTP %1 from %2").arg(code).arg(route);
+        if (msg.isEmpty()) msg = tr("%1 failed (HTTP %2)").arg(describeRoute(route)).arg(code);
         emit linkTestFailed(msg);
       });
 }

@@ -29,6 +29,10 @@ class EngineClient : public QObject {
   explicit EngineClient(QObject* parent = nullptr);
   ~EngineClient() override;
 
+  // What a route does, in the user's words ("loading the model" for /engine/load): failures
+  // say this, never the route.
+  static QString describeRoute(const QString& route);
+
   void setBaseUrl(const QUrl& url);
   QUrl baseUrl() const { return m_baseUrl; }
   QString apiKey() const { return m_apiKey; }
@@ -51,10 +55,8 @@ class EngineClient : public QObject {
   void fetchLocalModels();
   void loadModel(const QString& path, qint64 contextSize = 0);
   void loadModel(const QString& path, const arc::app::LoadSettings& settings);
-  void cancelLoad();
-  void fetchLog(
-      int lines = 500);  // GET /engine/log: logReceived, or requestFailed  // POST
-                         // /engine/load/cancel: loadCancelled() when the engine has stopped
+  void cancelLoad();  // POST /engine/load/cancel: loadCancelled() when the engine has stopped
+  void fetchLog(int lines = 500);  // GET /engine/log: logReceived, or requestFailed
   void unloadModel();
   void requestFit(const QJsonObject& request);
   // Cluster page: every rank's node probe, and the all-reduce link test across the ranks.

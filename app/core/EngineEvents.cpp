@@ -3,6 +3,8 @@
 #include <QCoreApplication>
 #include <QJsonArray>
 
+#include "NumberFormat.h"
+
 namespace arc::app {
 
 namespace {
@@ -149,9 +151,9 @@ EngineStatus EngineStatus::fromJson(const QJsonObject& o) {
 
 QString formatBytes(qint64 bytes) {
   const double gib = double(bytes) / double(1ll << 30);
-  if (gib >= 1.0) return QStringLiteral("%1 GiB").arg(gib, 0, 'f', 1);
+  if (gib >= 1.0) return QStringLiteral("%1 GiB").arg(decimal(gib, 1));
   const double mib = double(bytes) / double(1 << 20);
-  if (mib >= 1.0) return QStringLiteral("%1 MiB").arg(mib, 0, 'f', 1);
+  if (mib >= 1.0) return QStringLiteral("%1 MiB").arg(decimal(mib, 1));
   return QStringLiteral("%1 B").arg(bytes);
 }
 

@@ -5,6 +5,7 @@
 #include <QFileInfo>
 
 #include "FitController.h"
+#include "NumberFormat.h"
 
 #ifdef ARC_APP_HAVE_FIT
 #include "arc/catalog.h"
@@ -45,6 +46,49 @@ BoxUsage usageOf(const arc::fit::BoxBudget& b) {
   u.reserveBytes = double(b.reserve);
   u.usableBytes = double(b.usable);
   return u;
+}
+
+QString gib(double bytes) {
+  return FitController::tr("%1 GiB").arg(decimal(bytes / double(1ll << 30), 1));
+}
+QString sizePair(double bytes) {  // "70.6 GiB (75.8 GB)"
+  return FitController::tr("%1 (%2 GB)").arg(gib(bytes), decimal(bytes / 1e9, 1));
+}
+
+// The library's one-sentence reason (arc::fit make_reason, the same words in English), said in
+// the app's language and number format: what a box uses of what it has, and for a model that
+// does not fit, what limits it.
+QString reasonText(const arc::fit::Report& r) {
+  const arc::fit::BoxBudget& b = r.per_box;
+  const int boxes = r.cluster.boxes;
+  const QString per = boxes == 1 ? FitController::tr("on one box")
+                                 : FitController::tr("on each of %1 boxes").arg(boxes);
+  if (r.verdict == arc::fit::Verdict::kFits)
+    return FitController::tr("uses %1 of the %2 a box has %3, leaving %4 of headroom")
+        .arg(gib(double(b.used)), gib(double(b.usable)), per, gib(double(b.headroom)));
+  if (r.verdict == arc::fit::Verdict::kTight)
+    return FitController::tr(
+               "uses %1 of the %2 a box has %3, leaving only %4 of headroom, under "
+               "the %5 margin (a GB10 that runs out of memory freezes)")
+        .arg(gib(double(b.used)), gib(double(b.usable)), per, gib(double(b.headroom)),
+             gib(r.cluster.tight_below_gib * double(1ll << 30)));
+  QString s = FitController::tr("needs %1 %2, %3 more than the %4 a box has")
+                  .arg(sizePair(double(b.used)), per, sizePair(double(-b.headroom)),
+                       sizePair(double(b.usable)));
+  const uint64_t fixed = b.weights + b.ngram_tables + b.runtime + b.reserve + b.workspace;
+  if (b.weights + b.ngram_tables > b.usable)
+    s += FitController::tr("; the weights alone take %1 a box")
+             .arg(gib(double(b.weights + b.ngram_tables)));
+  else if (fixed <= b.usable && r.max_context > 0 && r.kv_known)
+    s += FitController::tr(
+             "; the KV cache for %1 tokens x %2 sequences takes %3 a box, and the "
+             "largest context that fits is %4 tokens")
+             .arg(QString::number(r.workload.context), QString::number(r.workload.concurrency),
+                  gib(double(b.kv)), QString::number(r.max_context));
+  if (r.model.ngram_table_bytes > 0 && !r.workload.ngram_on_disk)
+    s += FitController::tr("; keeping the n-gram tables on disk would free %1 a box")
+             .arg(gib(double(b.ngram_tables)));
+  return s;
 }
 
 arc::fit::Cluster clusterFor(const FitInputs& in) {
@@ -107,7 +151,7 @@ FitSummary FitController::compute(const CatalogEntry& entry, const FitInputs& in
   s.valid = true;
   s.fits = r.verdict != arc::fit::Verdict::kDoesNotFit;
   s.verdict = verdictText(r.verdict);
-  s.reason = QString::fromStdString(r.reason);
+  s.reason = reasonText(r);
   for (int b = 0; b < inputs.boxes; ++b) s.perBox << usageOf(r.per_box);
   s.maxContext = r.max_context;
   s.decodeCeilingTokensPerSec = r.decode_ceiling_tok_s;

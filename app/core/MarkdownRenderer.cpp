@@ -3,6 +3,8 @@
 #include <QTextBlock>
 #include <QTextCursor>
 #include <QTextDocument>
+#include <QTextFrame>
+#include <QTextTable>
 
 namespace arc::app {
 
@@ -96,6 +98,46 @@ void CodeHighlighter::highlightBlock(const QString& text) {
   }
 }
 
+void MarkdownRenderer::styleQuotesAndTables(QTextDocument* doc, bool dark) {
+  // The importer leaves tables borderless and quotes as a bare indent: tables get thin rules in
+  // the code blocks' grey and a shaded header row; quotes the code shade and muted text.
+  const QColor rule = dark ? QColor(0x4a, 0x4d, 0x52) : QColor(0xc8, 0xcc, 0xd2);
+  const QColor headerShade = dark ? QColor(0x2b, 0x2d, 0x30) : QColor(0xf2, 0xf3, 0xf5);
+  const QColor quoteShade = dark ? QColor(0x26, 0x28, 0x2b) : QColor(0xf6, 0xf7, 0xf9);
+  const QColor quoteText = dark ? QColor(0xb0, 0xb4, 0xba) : QColor(0x55, 0x5a, 0x62);
+  for (QTextFrame* f : doc->rootFrame()->childFrames()) {
+    auto* table = qobject_cast<QTextTable*>(f);
+    if (!table) continue;
+    QTextTableFormat tf = table->format();
+    tf.setBorder(1);
+    tf.setBorderStyle(QTextFrameFormat::BorderStyle_Solid);
+    tf.setBorderBrush(rule);
+    tf.setBorderCollapse(true);
+    tf.setCellSpacing(0);
+    tf.setCellPadding(4);
+    table->setFormat(tf);
+    for (int c = 0; c < table->columns(); ++c) {
+      QTextTableCell cell = table->cellAt(0, c);
+      QTextCharFormat cf = cell.format();
+      cf.setBackground(headerShade);
+      cf.setFontWeight(QFont::Bold);
+      cell.setFormat(cf);
+    }
+  }
+  for (QTextBlock b = doc->begin(); b.isValid(); b = b.next()) {
+    if (b.blockFormat().intProperty(QTextFormat::BlockQuoteLevel) <= 0) continue;
+    QTextBlockFormat bf;
+    bf.setBackground(quoteShade);
+    bf.setLeftMargin(12 * b.blockFormat().intProperty(QTextFormat::BlockQuoteLevel));
+    QTextCursor cur(b);
+    cur.mergeBlockFormat(bf);
+    cur.movePosition(QTextCursor::EndOfBlock, QTextCursor::KeepAnchor);
+    QTextCharFormat muted;
+    muted.setForeground(quoteText);
+    cur.mergeCharFormat(muted);
+  }
+}
+
 void MarkdownRenderer::render(QTextDocument* doc, const QString& markdown, bool dark) {
   doc->setMarkdown(markdown, QTextDocument::MarkdownDialectGitHub);
   // Code blocks get a shaded background so they stand apart from the prose.
@@ -103,6 +145,7 @@ void MarkdownRenderer::render(QTextDocument* doc, const QString& markdown, bool 
   shade.setBackground(dark ? QColor(0x2b, 0x2d, 0x30) : QColor(0xf2, 0xf3, 0xf5));
   for (QTextBlock b = doc->begin(); b.isValid(); b = b.next())
     if (isCodeBlock(b)) QTextCursor(b).mergeBlockFormat(shade);
+  styleQuotesAndTables(doc, dark);
   // The importer sets the code-block formats after inserting text, so colour once it is done
   // (a new highlighter would otherwise only run later from the event loop).
   auto* h = doc->findChild<CodeHighlighter*>();

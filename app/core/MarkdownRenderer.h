@@ -40,6 +40,10 @@ class MarkdownRenderer {
   static void render(QTextDocument* doc, const QString& markdown, bool dark = false);
   // The fenced/indented code blocks of a rendered document, in order.
   static QList<CodeBlock> codeBlocks(const QTextDocument* doc);
+
+ private:
+  // Tables: thin rules and a shaded header row; quotes: shaded, indented by level, muted text.
+  static void styleQuotesAndTables(QTextDocument* doc, bool dark);
 };
 
 }  // namespace arc::app

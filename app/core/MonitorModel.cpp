@@ -146,7 +146,8 @@ void MonitorModel::requestTtft(double end, double windowSeconds, QVector<double>
   keys.clear();
   values.clear();
   for (const RequestPoint& r : m_requests) {
-    if (r.time <= end - windowSeconds || r.time > end) continue;
+    // A request stopped before its first token has no TTFT (0); one stopped after it does.
+    if (r.time <= end - windowSeconds || r.time > end || !(r.ttftMs > 0)) continue;
     keys.append(r.time);
     values.append(r.ttftMs);
   }
@@ -157,7 +158,8 @@ void MonitorModel::requestDecode(double end, double windowSeconds, QVector<doubl
   keys.clear();
   values.clear();
   for (const RequestPoint& r : m_requests) {
-    if (r.time <= end - windowSeconds || r.time > end) continue;
+    // A stopped request may not have decoded long enough to have a rate.
+    if (r.time <= end - windowSeconds || r.time > end || !(r.decodeTokensPerSec > 0)) continue;
     keys.append(r.time);
     values.append(r.decodeTokensPerSec);
   }
@@ -166,7 +168,7 @@ void MonitorModel::requestDecode(double end, double windowSeconds, QVector<doubl
 double MonitorModel::ttftPercentile(double p, double end, double windowSeconds) const {
   std::vector<double> v;
   for (const RequestPoint& r : m_requests)
-    if (r.time > end - windowSeconds && r.time <= end) v.push_back(r.ttftMs);
+    if (r.time > end - windowSeconds && r.time <= end && r.ttftMs > 0) v.push_back(r.ttftMs);
   return percentile(std::move(v), p);
 }
 

@@ -11,6 +11,8 @@
 
 #include <algorithm>
 
+#include "NumberFormat.h"
+
 namespace arc::app {
 namespace {
 
@@ -91,17 +93,17 @@ QString QualityRecord::summary() const {
   QStringList parts;
   if (klMean >= 0) {
     parts << tr("KL %1 (95%: %2-%3, p99 %4) against %5")
-                 .arg(klMean, 0, 'f', 4)
-                 .arg(klLow, 0, 'f', 4)
-                 .arg(klHigh, 0, 'f', 4)
-                 .arg(klP99, 0, 'f', 3)
+                 .arg(decimal(klMean, 4))
+                 .arg(decimal(klLow, 4))
+                 .arg(decimal(klHigh, 4))
+                 .arg(decimal(klP99, 3))
                  .arg(QFileInfo(reference).fileName());
-    if (top1Percent >= 0) parts << tr("top-1 %1%").arg(top1Percent, 0, 'f', 2);
+    if (top1Percent >= 0) parts << tr("top-1 %1%").arg(decimal(top1Percent, 2));
     parts << tr("perplexity %1 (reference %2)")
-                 .arg(perplexity, 0, 'f', 3)
-                 .arg(referencePerplexity, 0, 'f', 3);
+                 .arg(decimal(perplexity, 3))
+                 .arg(decimal(referencePerplexity, 3));
   } else {
-    parts << tr("perplexity %1").arg(perplexity, 0, 'f', 3);
+    parts << tr("perplexity %1").arg(decimal(perplexity, 3));
   }
   parts << tr("%1 tokens of %2, %3")
                .arg(tokensScored)

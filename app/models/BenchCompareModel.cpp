@@ -1,6 +1,10 @@
 #include "BenchCompareModel.h"
 
+#include <QLocale>
+
 #include <cmath>
+
+#include "NumberFormat.h"
 
 namespace arc::app {
 
@@ -31,8 +35,10 @@ void BenchCompareModel::setRuns(const BenchRun& a, const BenchRun& b) {
   };
   for (const BenchResult& r : m_a.results) add(r, true);
   for (const BenchResult& r : m_b.results) add(r, false);
-  m_titleA = a.date.toLocalTime().toString(QStringLiteral("MM-dd HH:mm"));
-  m_titleB = b.date.toLocalTime().toString(QStringLiteral("MM-dd HH:mm"));
+  m_titleA = runLabel(a);
+  m_titleB = runLabel(b);
+  m_fullA = a.title();
+  m_fullB = b.title();
   endResetModel();
 }
 
@@ -80,9 +86,7 @@ QVariant BenchCompareModel::data(const QModelIndex& index, int role) const {
     return index.column() == ScenarioColumn ? QVariant()
                                             : QVariant(Qt::AlignRight | Qt::AlignVCenter);
   if (role != Qt::DisplayRole) return {};
-  auto fmt = [](double v, int d) {
-    return std::isnan(v) ? QStringLiteral("–") : QString::number(v, 'f', d);
-  };
+  auto fmt = [](double v, int d) { return std::isnan(v) ? QStringLiteral("–") : decimal(v, d); };
   switch (index.column()) {
     case ScenarioColumn:
       return row.key;
@@ -94,7 +98,7 @@ QVariant BenchCompareModel::data(const QModelIndex& index, int role) const {
       return std::isnan(change) ? QStringLiteral("–")
                                 : QStringLiteral("%1%2 %")
                                       .arg(change >= 0 ? QStringLiteral("+") : QString())
-                                      .arg(change, 0, 'f', 1);
+                                      .arg(decimal(change, 1));
     case TtftAColumn:
       return fmt(row.a && row.a->ttftMs.valid ? row.a->ttftMs.median : std::nan(""), 0);
     case TtftBColumn:
@@ -103,21 +107,33 @@ QVariant BenchCompareModel::data(const QModelIndex& index, int role) const {
   return {};
 }
 
+QString BenchCompareModel::runLabel(const BenchRun& run) {
+  // The model's short name (no folder, no .gguf) and when it ran: enough to tell two runs apart.
+  QString model = run.model.section(QLatin1Char('/'), -1);
+  if (model.endsWith(QLatin1String(".gguf"), Qt::CaseInsensitive)) model.chop(5);
+  const QString when = QLocale().toString(run.date.toLocalTime(), QLocale::ShortFormat);
+  return model.isEmpty() ? when : QStringLiteral("%1, %2").arg(model, when);
+}
+
 QVariant BenchCompareModel::headerData(int section, Qt::Orientation o, int role) const {
-  if (o != Qt::Horizontal || role != Qt::DisplayRole) return {};
+  if (o != Qt::Horizontal) return {};
+  const bool a = section == RateAColumn || section == TtftAColumn;
+  const bool b = section == RateBColumn || section == TtftBColumn;
+  if (role == Qt::ToolTipRole) return a ? m_fullA : b ? m_fullB : QVariant();
+  if (role != Qt::DisplayRole) return {};
   switch (section) {
     case ScenarioColumn:
       return tr("Scenario");
     case RateAColumn:
-      return tr("Tokens/s A (%1)").arg(m_titleA);
+      return tr("Tokens/s\n%1").arg(m_titleA);
     case RateBColumn:
-      return tr("Tokens/s B (%1)").arg(m_titleB);
+      return tr("Tokens/s\n%1").arg(m_titleB);
     case RateChangeColumn:
       return tr("Change");
     case TtftAColumn:
-      return tr("TTFT ms A");
+      return tr("TTFT ms\n%1").arg(m_titleA);
     case TtftBColumn:
-      return tr("TTFT ms B");
+      return tr("TTFT ms\n%1").arg(m_titleB);
   }
   return {};
 }

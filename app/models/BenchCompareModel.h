@@ -34,6 +34,8 @@ class BenchCompareModel : public QAbstractTableModel {
 
   // The figure a scenario is compared by: one stream's decode rate, or the total of several.
   static double rateOf(const BenchResult& r);
+  // How a column header names a run: "qwen3-8b-q4_k_m, 12/7/26 6:30 PM" (model and date).
+  static QString runLabel(const BenchRun& run);
 
  private:
   struct Row {
@@ -43,7 +45,8 @@ class BenchCompareModel : public QAbstractTableModel {
   };
   BenchRun m_a, m_b;
   QList<Row> m_rows;
-  QString m_titleA, m_titleB;
+  QString m_titleA, m_titleB;  // runLabel() of each
+  QString m_fullA, m_fullB;    // BenchRun::title(), for the tooltip
 };
 
 }  // namespace arc::app

@@ -1,17 +1,19 @@
 #include "BenchResultModel.h"
 
+#include "NumberFormat.h"
+
 namespace arc::app {
 
 namespace {
 QString medRange(const BenchSummary& s, int decimals) {
   if (!s.valid) return QStringLiteral("–");
   return QStringLiteral("%1 (%2–%3)")
-      .arg(s.median, 0, 'f', decimals)
-      .arg(s.min, 0, 'f', decimals)
-      .arg(s.max, 0, 'f', decimals);
+      .arg(decimal(s.median, decimals))
+      .arg(decimal(s.min, decimals))
+      .arg(decimal(s.max, decimals));
 }
 QString med(double v, bool valid, int decimals) {
-  return valid ? QString::number(v, 'f', decimals) : QStringLiteral("–");
+  return valid ? decimal(v, decimals) : QStringLiteral("–");
 }
 }  // namespace
 

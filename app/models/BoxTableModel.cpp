@@ -5,6 +5,7 @@
 #include <QLocale>
 
 #include "EngineEvents.h"
+#include "NumberFormat.h"
 
 namespace arc::app {
 
@@ -61,7 +62,7 @@ QVariant BoxTableModel::data(const QModelIndex& index, int role) const {
       return s.valid && s.maxContext > 0 ? QLocale().toString(s.maxContext) : QString();
     case CeilingColumn:
       return s.valid && s.decodeCeilingTokensPerSec > 0
-                 ? tr("%1 tok/s").arg(s.decodeCeilingTokensPerSec, 0, 'f', 1)
+                 ? tr("%1 tok/s").arg(decimal(s.decodeCeilingTokensPerSec, 1))
                  : QString();
   }
   return {};

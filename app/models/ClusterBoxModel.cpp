@@ -1,5 +1,7 @@
 #include "ClusterBoxModel.h"
 
+#include "NumberFormat.h"
+
 namespace arc::app {
 
 ClusterBoxModel::ClusterBoxModel(QObject* parent) : QAbstractTableModel(parent) {}
@@ -20,7 +22,7 @@ int ClusterBoxModel::columnCount(const QModelIndex& parent) const {
 
 QString ClusterBoxModel::gib(qint64 bytes) {
   if (bytes < 0) return tr("?");
-  return tr("%1 GiB").arg(double(bytes) / double(1ll << 30), 0, 'f', 1);
+  return tr("%1 GiB").arg(decimal(double(bytes) / double(1ll << 30), 1));
 }
 
 QVariant ClusterBoxModel::data(const QModelIndex& index, int role) const {
@@ -70,6 +72,8 @@ QVariant ClusterBoxModel::data(const QModelIndex& index, int role) const {
   if (role == Qt::ToolTipRole && index.column() == HostColumn) {
     return b.cpuCores > 0 ? tr("%1, %2 CPUs").arg(b.cpuModel).arg(b.cpuCores) : b.cpuModel;
   }
+  if (role == Qt::ToolTipRole && index.column() == GpuColumn)
+    return data(index, Qt::DisplayRole);  // whole, where a narrow window cuts the cell
   return {};
 }
 

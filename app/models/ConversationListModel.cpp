@@ -65,6 +65,17 @@ int ConversationListModel::rowCount(const QModelIndex& parent) const {
   return parent.isValid() ? 0 : int(m_items.size());
 }
 
+QString ConversationListModel::dateText(const QDateTime& updated, const QDateTime& now,
+                                        const QLocale& locale) {
+  if (!updated.isValid()) return {};
+  const QDateTime t = updated.toLocalTime();
+  const qint64 days = t.date().daysTo(now.toLocalTime().date());
+  if (days <= 0) return locale.toString(t.time(), QLocale::ShortFormat);
+  if (days == 1) return tr("Yesterday");
+  if (days < 7) return locale.dayName(t.date().dayOfWeek(), QLocale::LongFormat);
+  return locale.toString(t.date(), QLocale::ShortFormat);
+}
+
 QVariant ConversationListModel::data(const QModelIndex& index, int role) const {
   if (!checkIndex(index, CheckIndexOption::IndexIsValid | CheckIndexOption::ParentIsInvalid))
     return {};
@@ -79,6 +90,8 @@ QVariant ConversationListModel::data(const QModelIndex& index, int role) const {
       return c.id;
     case UpdatedRole:
       return c.updated;
+    case DateTextRole:
+      return dateText(c.updated, QDateTime::currentDateTime(), QLocale());
     case SearchTextRole: {
       QString all = c.title;
       for (const ChatMessage& m : c.messages) all += QLatin1Char('\n') + m.content;
@@ -94,6 +107,7 @@ QHash<int, QByteArray> ConversationListModel::roleNames() const {
   r.insert(IdRole, "conversationId");
   r.insert(SearchTextRole, "searchText");
   r.insert(UpdatedRole, "updated");
+  r.insert(DateTextRole, "dateText");
   return r;
 }
 

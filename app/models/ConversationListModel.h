@@ -4,6 +4,7 @@
 #pragma once
 
 #include <QAbstractListModel>
+#include <QLocale>
 #include <QStringList>
 
 #include "Conversation.h"
@@ -13,12 +14,15 @@ namespace arc::app {
 class ConversationListModel : public QAbstractListModel {
   Q_OBJECT
  public:
-  enum Roles { IdRole = Qt::UserRole + 1, SearchTextRole, UpdatedRole };
+  enum Roles { IdRole = Qt::UserRole + 1, SearchTextRole, UpdatedRole, DateTextRole };
 
   explicit ConversationListModel(QObject* parent = nullptr);
 
   // The folder used when none is set: <AppDataLocation>/conversations.
   static QString defaultDirectory();
+  // When a conversation last changed, as the list shows it: the time today, "Yesterday", the
+  // weekday within a week, else the date (all in `locale` and local time).
+  static QString dateText(const QDateTime& updated, const QDateTime& now, const QLocale& locale);
   // Reads every *.json in `dir` (created when missing). Problems go to loadErrors().
   void load(const QString& dir);
   QString directory() const { return m_dir; }

@@ -3,6 +3,7 @@
 #include <QFont>
 
 #include "EngineEvents.h"
+#include "NumberFormat.h"
 
 namespace arc::app {
 
@@ -21,6 +22,9 @@ const CatalogEntry* ModelListModel::entryAt(int row) const {
 int ModelListModel::rowOf(const QString& id) const {
   for (int i = 0; i < m_entries.size(); ++i)
     if (m_entries[i].id == id) return i;
+  // A local file is also found by its path (its id is the name the engine gave it).
+  for (int i = 0; i < m_entries.size(); ++i)
+    if (!id.isEmpty() && m_entries[i].path == id) return i;
   return -1;
 }
 
@@ -66,6 +70,13 @@ int ModelListModel::columnCount(const QModelIndex& parent) const {
   return parent.isValid() ? 0 : ColumnCount;
 }
 
+QString ModelListModel::paramsText(double billions) {
+  if (billions <= 0) return {};
+  if (billions >= 1) return tr("%1 B").arg(decimal(billions, 1));
+  if (billions >= 1e-3) return tr("%1 M").arg(decimal(billions * 1e3, 1));
+  return QLocale().toString(qint64(billions * 1e9 + 0.5));  // a demo model's few thousand
+}
+
 QVariant ModelListModel::data(const QModelIndex& index, int role) const {
   if (!checkIndex(index, CheckIndexOption::IndexIsValid | CheckIndexOption::ParentIsInvalid))
     return {};
@@ -107,11 +118,13 @@ QVariant ModelListModel::data(const QModelIndex& index, int role) const {
     case FamilyColumn:
       return e.family;
     case ParamsColumn:
-      return e.paramsB > 0 ? tr("%1 B").arg(e.paramsB, 0, 'f', 1) : QString();
+      return paramsText(e.paramsB);
     case ActiveColumn:
-      return e.activeParamsB > 0 ? tr("%1 B").arg(e.activeParamsB, 0, 'f', 1) : QString();
+      return paramsText(e.activeParamsB);
     case SizeColumn:
-      return e.sizeBytes() > 0 ? formatBytes(e.sizeBytes()) : QString();
+      return e.sizeBytes() > 0 ? tr("%1 GiB").arg(decimal(double(e.sizeBytes()) / double(1ll << 30),
+                                                          e.sizeBytes() < (1ll << 30) ? 2 : 1))
+                               : QString();
     case FitsColumn:
       return fit == Fit::Yes ? tr("fits") : fit == Fit::No ? tr("does not fit") : QString();
   }

@@ -26,11 +26,13 @@ class ModelListModel : public QAbstractTableModel {
   enum class Fit { Unknown = -1, No = 0, Yes = 1 };
 
   explicit ModelListModel(QObject* parent = nullptr);
+  // "7.6 B", "12.5 M", or the count itself for tiny (demo) models; empty when unknown.
+  static QString paramsText(double billions);
 
   void setEntries(const QList<CatalogEntry>& entries);
   const QList<CatalogEntry>& entries() const { return m_entries; }
   const CatalogEntry* entryAt(int row) const;
-  int rowOf(const QString& id) const;
+  int rowOf(const QString& id) const;  // by id, else (local files) by path
   QStringList families() const;
 
   void setFit(const QString& id, Fit fit);

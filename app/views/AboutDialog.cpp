@@ -3,6 +3,7 @@
 #include <qcustomplot.h>
 #include <QDialogButtonBox>
 #include <QLabel>
+#include <QPushButton>
 #include <QVBoxLayout>
 
 namespace arc::app {
@@ -24,6 +25,8 @@ AboutDialog::AboutDialog(const QString& engineVersion, QWidget* parent) : QDialo
                          engine));
   layout->addWidget(text);
   auto* buttons = new QDialogButtonBox(QDialogButtonBox::Ok, this);
+  // Named here, not by Qt: the labels are translated even without Qt's own translations.
+  buttons->button(QDialogButtonBox::Ok)->setText(tr("OK"));
   connect(buttons, &QDialogButtonBox::accepted, this, &QDialog::accept);
   layout->addWidget(buttons);
 }

@@ -12,7 +12,10 @@
 #include <QTimer>
 #include <QTranslator>
 
+#include "EngineSession.h"
 #include "MainWindow.h"
+#include "ModelListModel.h"
+#include "ModelsPage.h"
 #include "WheelGuard.h"
 
 namespace arc::app {
@@ -37,6 +40,9 @@ QString installLanguage(const QString& code) {
   }
   const QLocale locale = code.isEmpty() ? QLocale::system() : QLocale(code);
   const bool english = locale.language() == QLocale::English || locale.language() == QLocale::C;
+  // Numbers the app shows follow the language (German: decimal comma); see NumberFormat.h.
+  QLocale::setDefault(english && locale.language() == QLocale::C ? QLocale(QLocale::English)
+                                                                 : locale);
   auto* t = new QTranslator(app);
   // English needs its file too: it holds the plural forms of the "%n box(es)" strings.
   if (!t->load(english ? QLocale(QLocale::English) : locale, QStringLiteral("arclight"),
@@ -95,22 +101,45 @@ void applyTheme(AppSettings::Theme theme) {
 
 namespace {
 
-// --screenshots: every page once the engine had time to answer, one PNG each, then quit.
-// packaging/screenshots.sh runs it under Xvfb for the README.
-void scheduleScreenshots(MainWindow& window, const QString& dir) {
+// --screenshots: every page once the engine had time to answer, one PNG each, then the Models
+// page again with the loaded file selected (Local files, its fit chart), then quit. Each step
+// starts when the one before is saved, so a busy machine cannot reorder them.
+// packaging/screenshots.sh runs it under Xvfb.
+void grabInto(QWidget& window, const QString& dir, const QString& name) {
+  const QString path = QDir(dir).filePath(name + QStringLiteral(".png"));
+  if (!window.grab().save(path)) qWarning("arclight: cannot write %s", qPrintable(path));
+}
+
+void screenshotStep(MainWindow& window, const QString& dir, int step) {
   static const char* const names[MainWindow::PageCount] = {"models", "chat", "monitor", "benchmark",
                                                            "cluster"};
-  constexpr int settleMs = 2500;  // health, status, models and fit answers arrive
-  for (int page = 0; page < MainWindow::PageCount; ++page) {
-    QTimer::singleShot(settleMs + page * 700, &window,
-                       [&window, page] { window.setCurrentPage(page); });
-    QTimer::singleShot(settleMs + page * 700 + 600, &window, [&window, dir, page] {
-      const QString path =
-          QDir(dir).filePath(QString::fromLatin1(names[page]) + QStringLiteral(".png"));
-      if (!window.grab().save(path)) qWarning("arclight: cannot write %s", qPrintable(path));
+  constexpr int kPaintMs = 600;  // the page's first replot and layout
+  if (step < MainWindow::PageCount) {
+    window.setCurrentPage(step);
+    QTimer::singleShot(kPaintMs, &window, [&window, dir, step] {
+      grabInto(window, dir, QString::fromLatin1(names[step]));
+      screenshotStep(window, dir, step + 1);
     });
+    return;
   }
-  QTimer::singleShot(settleMs + MainWindow::PageCount * 700 + 200, qApp, &QApplication::quit);
+  if (step == MainWindow::PageCount) {
+    window.setCurrentPage(0);
+    ModelsPage* models = window.modelsPage();
+    if (!models->selectModel(window.session()->loadedPath()) &&
+        !models->localModel()->entries().isEmpty())
+      models->selectModel(models->localModel()->entries().first().id);
+    QTimer::singleShot(kPaintMs, &window, [&window, dir, step] {
+      grabInto(window, dir, QStringLiteral("models-local"));
+      screenshotStep(window, dir, step + 1);
+    });
+    return;
+  }
+  QTimer::singleShot(200, qApp, &QApplication::quit);
+}
+
+void scheduleScreenshots(MainWindow& window, const QString& dir) {
+  constexpr int kSettleMs = 2500;  // health, status, models and fit answers arrive
+  QTimer::singleShot(kSettleMs, &window, [&window, dir] { screenshotStep(window, dir, 0); });
 }
 
 }  // namespace

@@ -2,6 +2,7 @@
 
 #include <qcustomplot.h>
 #include <QButtonGroup>
+
 #include <QCheckBox>
 #include <QComboBox>
 #include <QFile>
@@ -22,6 +23,7 @@
 #include <QTabWidget>
 #include <QTableView>
 #include <QVBoxLayout>
+#include <algorithm>
 
 #include "BenchCompareModel.h"
 #include "BenchHistoryModel.h"
@@ -29,6 +31,8 @@
 #include "BenchResultModel.h"
 #include "BenchRunner.h"
 #include "EngineSession.h"
+#include "NumberFormat.h"
+#include "PlotStyle.h"
 
 namespace arc::app {
 
@@ -104,8 +108,11 @@ BenchmarkPage::BenchmarkPage(EngineSession* session, QWidget* parent)
   m_longPrompt = new QSpinBox(method);
   m_longPrompt->setRange(0, 1 << 20);
   m_longPrompt->setSingleStep(1024);
-  m_longPrompt->setValue(32768);
+  m_longPrompt->setValue(defaultPrefillTokens(0));
   m_longPrompt->setSpecialValueText(tr("skip"));
+  connect(m_longPrompt, &QSpinBox::valueChanged, this, [this] {
+    if (m_longPrompt->hasFocus()) m_longPromptEdited = true;
+  });
   mf->addRow(tr("Prefill prompt tokens:"), m_longPrompt);
   top->addWidget(method, 1);
   layout->addLayout(top);
@@ -129,7 +136,12 @@ BenchmarkPage::BenchmarkPage(EngineSession* session, QWidget* parent)
   auto* chartRow = new QSplitter(Qt::Horizontal, resultsTab);
   m_chart = new QCustomPlot(chartRow);
   m_chart->setMinimumHeight(220);
-  m_chart->yAxis->setLabel(tr("tokens/s"));
+  // Decode (tens of tokens/s) and prefill (thousands) on their own axes, so both read.
+  m_chart->yAxis->setLabel(tr("decode tokens/s"));
+  m_chart->yAxis2->setLabel(tr("prefill tokens/s"));
+  m_chart->legend->setVisible(true);
+  placeLegendBelow(m_chart);
+  applyPlotPalette(m_chart, palette());
   m_published = new QLabel(chartRow);
   m_published->setWordWrap(true);
   m_published->setAlignment(Qt::AlignTop | Qt::AlignLeft);
@@ -202,10 +214,41 @@ BenchmarkPage::BenchmarkPage(EngineSession* session, QWidget* parent)
   setHistoryPath(BenchHistory::defaultPath());
   QFile catalog(QStringLiteral(":/catalog/models.json"));
   if (catalog.open(QIODevice::ReadOnly)) setCatalog(parseCatalog(catalog.readAll()));
+  if (m_session) {
+    connect(m_session, &EngineSession::changed, this, &BenchmarkPage::onEngineChanged);
+    onEngineChanged();
+  }
   updateEnabled();
   updateChart();
   updatePublished(QString());
   m_table->resizeColumnsToContents();
+}
+
+int BenchmarkPage::defaultPrefillTokens(qint64 contextTokens) {
+  constexpr int kDefault = 32768;
+  // bench-serve's own margin: the template (256 tokens) and the prefill answer (16 tokens).
+  constexpr qint64 kMargin = 256 + 16;
+  if (contextTokens <= 0) return kDefault;
+  return int(std::clamp<qint64>(contextTokens - kMargin, 0, kDefault));
+}
+
+void BenchmarkPage::onEngineChanged() {
+  const qint64 ctx = m_session->client()->lastStatus().model.contextLength;
+  if (ctx == m_servedContext) return;
+  m_servedContext = ctx;
+  m_longPrompt->setToolTip(
+      ctx > 0
+          ? tr("The loaded model's context holds %L1 tokens; the prompt is capped to fit.").arg(ctx)
+          : QString());
+  if (!m_longPromptEdited) m_longPrompt->setValue(defaultPrefillTokens(ctx));
+}
+
+void BenchmarkPage::changeEvent(QEvent* e) {
+  if (e->type() == QEvent::PaletteChange || e->type() == QEvent::ApplicationPaletteChange) {
+    applyPlotPalette(m_chart, palette());
+    m_chart->replot(QCustomPlot::rpQueuedReplot);
+  }
+  QWidget::changeEvent(e);
 }
 
 BenchmarkPage::~BenchmarkPage() = default;
@@ -216,6 +259,8 @@ void BenchmarkPage::setHistoryPath(const QString& path) {
   if (!m_history.load(path, &error))
     m_status->setText(tr("The benchmark history cannot be read: %1").arg(error));
   m_historyModel->setRuns(m_history.runs());
+  // Opening the page shows the newest run, not an empty table, until a run is started.
+  if (m_shown.results.isEmpty() && !m_history.runs().isEmpty()) showRun(m_history.runs().first());
 }
 
 void BenchmarkPage::setCatalog(const QList<CatalogEntry>& catalog) {
@@ -342,7 +387,7 @@ void BenchmarkPage::updatePublished(const QString& model) {
   for (const PublishedSpeed& s : e->speeds)
     html += QStringLiteral("<li>%1: <b>%2</b><br/><small>%3</small></li>")
                 .arg(s.what.toHtmlEscaped())
-                .arg(s.tokensPerSec, 0, 'f', 1)
+                .arg(decimal(s.tokensPerSec, 1))
                 .arg(s.source.toHtmlEscaped());
   html += QStringLiteral("</ul>");
   if (e->speeds.isEmpty()) html = tr("The catalog has no published figures for %1.").arg(e->name);
@@ -353,14 +398,14 @@ void BenchmarkPage::updatePublished(const QString& model) {
 void BenchmarkPage::updateChart() {
   m_chart->clearPlottables();
   QSharedPointer<QCPAxisTickerText> ticker(new QCPAxisTickerText);
-  QVector<double> keys, values, pubKeys, pubValues;
+  QVector<double> keys, values, prefillKeys, prefillValues, pubKeys, pubValues;
   double key = 1;
   for (const BenchResult& r : m_shown.results) {
-    keys << key;
-    values << BenchCompareModel::rateOf(r);
-    ticker->addTick(key, r.scenario == QLatin1String("prefill")
-                             ? tr("prefill")
-                             : tr("%1\n%n stream(s)", nullptr, r.concurrency).arg(r.scenario));
+    const bool prefill = r.scenario == QLatin1String("prefill");
+    (prefill ? prefillKeys : keys) << key;
+    (prefill ? prefillValues : values) << BenchCompareModel::rateOf(r);
+    ticker->addTick(key, prefill ? tr("prefill")
+                                 : tr("%1\n%n stream(s)", nullptr, r.concurrency).arg(r.scenario));
     key += 1;
   }
   if (const CatalogEntry* e = matchCatalogEntry(m_catalog, m_shown.model)) {
@@ -371,25 +416,34 @@ void BenchmarkPage::updateChart() {
       key += 1;
     }
   }
-  auto* measured = new QCPBars(m_chart->xAxis, m_chart->yAxis);
-  measured->setName(tr("measured (median)"));
-  measured->setBrush(QColor(0x2f, 0x6f, 0xb5));
-  measured->setPen(Qt::NoPen);
-  measured->setWidth(0.6);
-  measured->setData(keys, values, true);
-  auto* published = new QCPBars(m_chart->xAxis, m_chart->yAxis);
-  published->setName(tr("published"));
-  published->setBrush(QColor(0x9a, 0x9a, 0x9a));
-  published->setPen(Qt::NoPen);
-  published->setWidth(0.6);
-  published->setData(pubKeys, pubValues, true);
+  auto bars = [this](QCPAxis* valueAxis, const QString& name, const QColor& color,
+                     const QVector<double>& k, const QVector<double>& v) {
+    auto* b = new QCPBars(m_chart->xAxis, valueAxis);
+    b->setName(name);
+    b->setBrush(color);
+    b->setPen(Qt::NoPen);
+    b->setWidth(0.6);
+    b->setData(k, v, true);
+    return b;
+  };
+  bars(m_chart->yAxis, tr("decode, measured (median)"), QColor(0x2f, 0x6f, 0xb5), keys, values);
+  QCPBars* published =
+      bars(m_chart->yAxis, tr("decode, published"), QColor(0x9a, 0x9a, 0x9a), pubKeys, pubValues);
+  published->removeFromLegend();
+  if (!pubValues.isEmpty()) published->addToLegend();
+  QCPBars* prefill = bars(m_chart->yAxis2, tr("prefill, measured (median, right axis)"),
+                          QColor(0xe0, 0x7b, 0x24), prefillKeys, prefillValues);
+  const bool hasPrefill = !prefillValues.isEmpty();
+  if (!hasPrefill) prefill->removeFromLegend();
+  m_chart->yAxis2->setVisible(hasPrefill);
   m_chart->xAxis->setTicker(ticker);
   m_chart->xAxis->setRange(0.4, qMax(key - 0.4, 1.6));
-  double top = 1;
+  double top = 1, prefillTop = 1;
   for (double v : values + pubValues) top = qMax(top, v);
-  m_chart->yAxis->setRange(0, top * 1.35);  // room for the legend above the bars
-  m_chart->legend->setVisible(true);
-  m_chart->axisRect()->insetLayout()->setInsetAlignment(0, Qt::AlignTop | Qt::AlignLeft);
+  for (double v : prefillValues) prefillTop = qMax(prefillTop, v);
+  m_chart->yAxis->setRange(0, top * 1.1);
+  m_chart->yAxis2->setRange(0, prefillTop * 1.1);
+  applyPlotPalette(m_chart, palette());  // the new axis and bars in the theme's colours
   m_chart->replot(QCustomPlot::rpQueuedReplot);
 }
 

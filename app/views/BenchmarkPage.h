@@ -50,8 +50,16 @@ class BenchmarkPage : public QWidget {
   bool compareRows(int a, int b);
   QString progressText() const;
   QString publishedText() const;
+  QCustomPlot* chart() const { return m_chart; }
+  // The prefill prompt size for a served context of `contextTokens` (0: unknown): 32k, capped
+  // so the prompt and its answer fit, as the engine's bench-serve caps it.
+  static int defaultPrefillTokens(qint64 contextTokens);
+
+ protected:
+  void changeEvent(QEvent* e) override;  // theme change: the chart follows the palette
 
  private:
+  void onEngineChanged();
   void updateChart();
   void updatePublished(const QString& model);
   void updateEnabled();
@@ -81,6 +89,8 @@ class BenchmarkPage : public QWidget {
   QSpinBox* m_runs = nullptr;
   QSpinBox* m_maxTokens = nullptr;
   QSpinBox* m_longPrompt = nullptr;
+  bool m_longPromptEdited = false;  // the user chose a size: the loaded context no longer sets it
+  qint64 m_servedContext = 0;
   QPushButton* m_run = nullptr;
   QPushButton* m_cancel = nullptr;
   QLabel* m_status = nullptr;

@@ -6,6 +6,7 @@
 #include <QDoubleSpinBox>
 #include <QDragEnterEvent>
 #include <QFileDialog>
+#include <QFileInfo>
 #include <QFormLayout>
 #include <QInputDialog>
 #include <QJsonArray>
@@ -17,6 +18,8 @@
 #include <QMimeData>
 #include <QPlainTextEdit>
 #include <QPushButton>
+#include <QRegularExpression>
+#include <QSaveFile>
 #include <QScrollArea>
 #include <QScrollBar>
 #include <QSortFilterProxyModel>
@@ -27,10 +30,13 @@
 
 #include "ChatComposer.h"
 #include "ChatController.h"
+#include "ConversationDelegate.h"
+#include "ConversationExport.h"
 #include "ConversationListModel.h"
 #include "EngineSession.h"
 #include "ImageAttachment.h"
 #include "MessageWidget.h"
+#include "NumberFormat.h"
 
 namespace arc::app {
 
@@ -65,6 +71,7 @@ ChatPage::ChatPage(EngineSession* session, QWidget* parent, const QString& direc
   m_list = new QListView(left);
   m_list->setModel(m_proxy);
   m_list->setEditTriggers(QAbstractItemView::NoEditTriggers);
+  m_list->setItemDelegate(new ConversationDelegate(m_list));
   auto* buttons = new QHBoxLayout;
   auto* newBtn = new QPushButton(tr("New"), left);
   auto* renameBtn = new QPushButton(tr("Rename"), left);
@@ -88,6 +95,28 @@ ChatPage::ChatPage(EngineSession* session, QWidget* parent, const QString& direc
   // Right: settings, messages, composer.
   auto* right = new QWidget(splitter);
   auto* rv = new QVBoxLayout(right);
+  // Header: which model answers (switching loads it as the Models page does), and export.
+  auto* header = new QHBoxLayout;
+  auto* modelLabel = new QLabel(tr("Model:"), right);
+  m_modelPicker = new QComboBox(right);
+  m_modelPicker->setSizeAdjustPolicy(QComboBox::AdjustToContents);
+  m_modelPicker->setMinimumContentsLength(24);
+  modelLabel->setBuddy(m_modelPicker);
+  m_export = new QPushButton(tr("Export…"), right);
+  m_export->setToolTip(tr("Save this conversation as Markdown or JSON"));
+  header->addWidget(modelLabel);
+  header->addWidget(m_modelPicker);
+  header->addStretch(1);
+  header->addWidget(m_export);
+  rv->addLayout(header);
+  connect(m_export, &QPushButton::clicked, this, &ChatPage::exportFromDialog);
+  connect(m_modelPicker, &QComboBox::activated, this, [this](int i) {
+    const QString path = m_modelPicker->itemData(i).toString();
+    if (path.isEmpty() || !m_session || path == m_session->loadedPath()) return;
+    m_pickerLoad = true;
+    showNotice({});
+    emit loadModelRequested(path);
+  });
   m_notice = new QLabel(right);
   m_notice->setWordWrap(true);
   m_notice->setTextInteractionFlags(Qt::TextSelectableByMouse);
@@ -159,6 +188,14 @@ ChatPage::ChatPage(EngineSession* session, QWidget* parent, const QString& direc
   m_messagesLayout->addStretch(1);
   m_scroll->setWidget(m_messagesHost);
   rv->addWidget(m_scroll, 1);
+  // Follow new content while the view is at the end; a user who scrolled up stays where they are
+  // until they scroll back down (or send).
+  QScrollBar* bar = m_scroll->verticalScrollBar();
+  connect(bar, &QScrollBar::valueChanged, this,
+          [this, bar](int v) { m_follow = v >= bar->maximum() - 40; });
+  connect(bar, &QScrollBar::rangeChanged, this, [this, bar](int, int max) {
+    if (m_follow) bar->setValue(max);
+  });
 
   m_status = new QLabel(right);
   m_status->hide();
@@ -205,12 +242,32 @@ ChatPage::ChatPage(EngineSession* session, QWidget* parent, const QString& direc
   connect(m_controller, &ChatController::draftReturned, this,
           [this](const QString& text, const QStringList& images) {
             // Only put it back when the user has not started typing something new.
-            if (m_composer->toPlainText().isEmpty()) m_composer->setPlainText(text);
+            if (m_composer->toPlainText().isEmpty()) {
+              m_composer->setPlainText(text);
+              m_returnedDraft = text;
+            }
             if (m_attachments.isEmpty()) {
               m_attachments = images;
               updateAttachments();
             }
           });
+  connect(m_controller, &ChatController::answerFinished, this, [this](ChatMessage::Status st) {
+    if (st == ChatMessage::Status::Error) {
+      // The error sits under the last message: bring it into view wherever the user was.
+      m_follow = true;
+      scrollToEnd();
+      return;
+    }
+    // A Retry that worked sent the text a failed send put back: the composer empties, unless
+    // the user has changed it since.
+    if (st == ChatMessage::Status::Complete && !m_returnedDraft.isNull() &&
+        m_composer->toPlainText() == m_returnedDraft) {
+      m_composer->clear();
+      m_attachments.clear();
+      updateAttachments();
+    }
+    m_returnedDraft = QString();
+  });
   connect(m_model, &ConversationListModel::saveFailed, this, &ChatPage::showNotice);
   m_renderTimer.setSingleShot(true);
   m_renderTimer.setInterval(kRenderIntervalMs);
@@ -224,6 +281,14 @@ ChatPage::ChatPage(EngineSession* session, QWidget* parent, const QString& direc
 
   if (m_session) {
     connect(m_session->client(), &EngineClient::modelsReceived, this, &ChatPage::onModels);
+    connect(m_session->client(), &EngineClient::localModelsReceived, this,
+            &ChatPage::onLocalModels);
+    connect(m_session, &EngineSession::changed, this, &ChatPage::updateModelPicker);
+    connect(m_session, &EngineSession::loadFinished, this, [this](bool ok, const QString& msg) {
+      if (m_pickerLoad && !ok) showNotice(tr("The model could not be loaded: %1").arg(msg));
+      m_pickerLoad = false;
+      updateModelPicker();
+    });
     connect(m_session, &EngineSession::changed, this, [this] {
       const QString model = m_session->loadedModel();
       if (model == m_modelsFor) return;
@@ -259,6 +324,10 @@ void ChatPage::selectConversation(const QString& id) {
 void ChatPage::newConversation() {
   const QString id = m_model->create();
   m_search->clear();
+  m_composer->clear();
+  m_returnedDraft = QString();
+  m_attachments.clear();
+  updateAttachments();
   m_list->setCurrentIndex(m_proxy->mapFromSource(m_model->index(m_model->rowOf(id))));
   m_composer->setFocus();
 }
@@ -342,26 +411,27 @@ void ChatPage::rebuildMessages() {
     m_widgets.append(w);
   }
   for (int i = 0; i < m_widgets.size(); ++i) m_dirty.insert(i);
+  m_follow = true;  // another conversation, or a new question: show its end
   flushDirty();
+  scrollToEnd();
+}
+
+void ChatPage::scrollToEnd() {
+  // Now, and once the layout has caught up (rangeChanged follows while m_follow holds).
+  m_scroll->verticalScrollBar()->setValue(m_scroll->verticalScrollBar()->maximum());
   QTimer::singleShot(0, this, [this] {
-    m_scroll->verticalScrollBar()->setValue(m_scroll->verticalScrollBar()->maximum());
+    if (m_follow) m_scroll->verticalScrollBar()->setValue(m_scroll->verticalScrollBar()->maximum());
   });
 }
 
 void ChatPage::flushDirty() {
   const Conversation* c = m_controller->conversation();
   if (!c) return;
-  QScrollBar* bar = m_scroll->verticalScrollBar();
-  const bool atBottom = bar->value() >= bar->maximum() - 40;
   const int last = int(c->messages.size()) - 1;
   for (int i : std::as_const(m_dirty))
     if (i >= 0 && i < m_widgets.size() && i <= last)
       m_widgets[i]->setMessage(c->messages[i], i == last, m_controller->isBusy());
   m_dirty.clear();
-  if (atBottom)
-    QTimer::singleShot(0, this, [this] {
-      m_scroll->verticalScrollBar()->setValue(m_scroll->verticalScrollBar()->maximum());
-    });
 }
 
 void ChatPage::sendDraft() {
@@ -390,12 +460,12 @@ void ChatPage::updateState() {
       m_elapsedTimer.stop();
       break;
     case ChatController::State::ReadingPrompt:
-      m_status->setText(tr("Reading prompt… %1 s").arg(secs, 0, 'f', 1));
+      m_status->setText(tr("Reading prompt… %1 s").arg(decimal(secs, 1)));
       m_status->show();
       if (!m_elapsedTimer.isActive()) m_elapsedTimer.start();
       break;
     case ChatController::State::Streaming:
-      m_status->setText(tr("Writing the answer… %1 s").arg(secs, 0, 'f', 1));
+      m_status->setText(tr("Writing the answer… %1 s").arg(decimal(secs, 1)));
       m_status->show();
       if (!m_elapsedTimer.isActive()) m_elapsedTimer.start();
       break;
@@ -511,6 +581,74 @@ void ChatPage::dropEvent(QDropEvent* e) {
     addAttachmentFiles(paths);
   }
   e->acceptProposedAction();
+}
+
+}  // namespace arc::app
+
+namespace arc::app {
+
+void ChatPage::onLocalModels(const QJsonArray& models) {
+  m_modelPicker->clear();
+  for (const QJsonValue& v : models) {
+    const QJsonObject o = v.toObject();
+    if (o.value(QStringLiteral("mmproj")).toBool()) continue;  // the vision part of a model
+    const QString path = o.value(QStringLiteral("path")).toString();
+    if (path.isEmpty()) continue;
+    QString name = o.value(QStringLiteral("name")).toString();
+    if (name.isEmpty()) name = QFileInfo(path).fileName();
+    m_modelPicker->addItem(name, path);
+    m_modelPicker->setItemData(m_modelPicker->count() - 1, path, Qt::ToolTipRole);
+  }
+  updateModelPicker();
+}
+
+void ChatPage::updateModelPicker() {
+  if (!m_session) return;
+  const QString loaded = m_session->loadedPath();
+  int i = loaded.isEmpty() ? -1 : m_modelPicker->findData(loaded);
+  if (i < 0 && !m_session->loadedModel().isEmpty())
+    i = m_modelPicker->findText(m_session->loadedModel());
+  if (i < 0 && !m_session->loadedModel().isEmpty()) {
+    // Loaded from a file the list does not hold (attached engine, another folder).
+    m_modelPicker->addItem(m_session->loadedModel(), loaded);
+    i = m_modelPicker->count() - 1;
+  }
+  m_modelPicker->setPlaceholderText(m_modelPicker->count() ? tr("Pick a model to load")
+                                                           : tr("No model files"));
+  m_modelPicker->setCurrentIndex(i);
+  m_modelPicker->setEnabled(!m_session->isLoading() && m_modelPicker->count() > 0);
+}
+
+void ChatPage::exportFromDialog() {
+  const Conversation* c = m_controller->conversation();
+  if (!c) return;
+  QString base = c->title.simplified();
+  base.replace(QRegularExpression(QStringLiteral("[^\\w\\- ]")), QString());
+  if (base.isEmpty()) base = QStringLiteral("conversation");
+  QString filter;
+  const QString file =
+      QFileDialog::getSaveFileName(this, tr("Export conversation"), base + QStringLiteral(".md"),
+                                   tr("Markdown (*.md);;JSON (*.json)"), &filter);
+  if (file.isEmpty()) return;
+  QString name = file;
+  if (QFileInfo(name).suffix().isEmpty())
+    name +=
+        filter.contains(QStringLiteral("json")) ? QStringLiteral(".json") : QStringLiteral(".md");
+  exportConversation(name);
+}
+
+bool ChatPage::exportConversation(const QString& fileName) {
+  const Conversation* c = m_controller->conversation();
+  if (!c) return false;
+  const bool json =
+      QFileInfo(fileName).suffix().compare(QStringLiteral("json"), Qt::CaseInsensitive) == 0;
+  QSaveFile f(fileName);
+  if (f.open(QIODevice::WriteOnly)) {
+    f.write(json ? ConversationExport::toJson(*c) : ConversationExport::toMarkdown(*c).toUtf8());
+    if (f.commit()) return true;
+  }
+  showNotice(tr("Could not export to %1: %2").arg(fileName, f.errorString()));
+  return false;
 }
 
 }  // namespace arc::app

@@ -46,6 +46,19 @@ class ChatPage : public QWidget {
   QString statusText() const;
   QString noticeText() const;
   QList<MessageWidget*> messageWidgets() const { return m_widgets; }
+  QScrollArea* scrollArea() const { return m_scroll; }
+  // True while the view keeps the newest content in sight (the user has not scrolled up).
+  bool followsNewContent() const { return m_follow; }
+  QComboBox* modelPicker() const { return m_modelPicker; }
+  // Writes the current conversation as Markdown (.md) or JSON (.json, by the suffix); false with
+  // a notice on the page when the file cannot be written.
+  bool exportConversation(const QString& fileName);
+
+ signals:
+  // The user picked a model file in the chat header: load it the way the Models page does.
+  void loadModelRequested(const QString& path);
+
+ public:
   // What the loaded model can do, from /v1/models (tests set it directly).
   void setVisionAvailable(bool available, const QString& reason = {});
   void addAttachmentFiles(const QStringList& paths);
@@ -70,6 +83,10 @@ class ChatPage : public QWidget {
   void onModels(const QJsonArray& models);
   void attachFromDialog();
   void showNotice(const QString& text);
+  void exportFromDialog();
+  void onLocalModels(const QJsonArray& models);
+  void updateModelPicker();
+  void scrollToEnd();
 
   EngineSession* m_session;
   ConversationListModel* m_model;
@@ -78,6 +95,8 @@ class ChatPage : public QWidget {
   QLineEdit* m_search;
   QListView* m_list;
   QLabel* m_notice;
+  QComboBox* m_modelPicker;
+  QPushButton* m_export;
   QToolButton* m_settingsToggle;
   QWidget* m_settingsPanel;
   QPlainTextEdit* m_systemPrompt;
@@ -106,6 +125,9 @@ class ChatPage : public QWidget {
   QTimer m_elapsedTimer;
   QTimer m_saveTimer;
   bool m_loadingPanel = false;
+  bool m_follow = true;
+  bool m_pickerLoad = false;  // a load the picker started: its failure shows on this page
+  QString m_returnedDraft;    // text a failed send put back in the composer
 };
 
 }  // namespace arc::app

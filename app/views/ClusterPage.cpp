@@ -24,6 +24,7 @@
 #include "ClusterPortModel.h"
 #include "EngineSession.h"
 #include "Hostfile.h"
+#include "NumberFormat.h"
 
 namespace arc::app {
 
@@ -86,6 +87,16 @@ ClusterPage::ClusterPage(EngineSession* session, QWidget* parent)
                 ClusterBoxModel::PageCacheColumn})
     m_boxView->setItemDelegateForColumn(c, bars);
   m_boxView->horizontalHeader()->setSectionResizeMode(QHeaderView::Stretch);
+  // The GPU cell ("NVIDIA GB10, 98.1 GiB free of 119.7 GiB") takes the width it needs; the bars
+  // share the rest.
+  m_boxView->horizontalHeader()->setSectionResizeMode(ClusterBoxModel::GpuColumn,
+                                                      QHeaderView::ResizeToContents);
+  for (int c : {ClusterBoxModel::HostColumn, ClusterBoxModel::RankColumn})
+    m_boxView->horizontalHeader()->setSectionResizeMode(c, QHeaderView::ResizeToContents);
+  // A narrow window wraps a bar's text ("1.3 GiB used of 23.5 GiB") instead of cutting it.
+  m_boxView->setWordWrap(true);
+  m_boxView->verticalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
+  m_boxView->horizontalHeader()->setStretchLastSection(false);
   split->addWidget(m_boxView);
   m_portView = makeTable(m_ports, split);
   m_portView->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
@@ -145,8 +156,10 @@ ClusterPage::ClusterPage(EngineSession* session, QWidget* parent)
   // The saved hostfile, if there is one.
   const QString path = Hostfile::pathFor(AppSettings());
   QFile f(path);
-  if (f.open(QIODevice::ReadOnly | QIODevice::Text))
-    m_hostfile->setPlainText(QString::fromUtf8(f.read(1 << 20)));
+  if (f.open(QIODevice::ReadOnly | QIODevice::Text)) {
+    m_savedText = QString::fromUtf8(f.read(1 << 20));
+    m_hostfile->setPlainText(m_savedText);
+  }
 
   m_timer = new QTimer(this);
   m_timer->setInterval(10000);
@@ -215,8 +228,8 @@ void ClusterPage::showLinkTest() {
                                                 : tr("%1 KiB").arg(double(row.bytes) / 1024.0);
     m_linkTable->setItem(i, 0, new QTableWidgetItem(size));
     m_linkTable->setItem(i, 1,
-                         new QTableWidgetItem(tr("%1 ms").arg(row.seconds * 1000.0, 0, 'f', 3)));
-    m_linkTable->setItem(i, 2, new QTableWidgetItem(QString::number(row.busbwGBs, 'f', 2)));
+                         new QTableWidgetItem(tr("%1 ms").arg(decimal(row.seconds * 1000.0, 3))));
+    m_linkTable->setItem(i, 2, new QTableWidgetItem(decimal(row.busbwGBs, 2)));
     m_linkTable->setItem(i, 3,
                          new QTableWidgetItem(row.correct ? tr("sums correct") : tr("WRONG SUMS")));
   }
@@ -238,9 +251,15 @@ void ClusterPage::validateHostfile() {
   AppSettings settings;
   const QString path = Hostfile::pathFor(settings);
   if (h.isValid()) {
-    m_hostfileStatus->setText(tr("%n box(es), %1 rank(s); saved as %2", "", int(h.entries().size()))
-                                  .arg(h.totalSlots())
-                                  .arg(path));
+    const bool saved = !m_savedText.isNull() && m_hostfile->toPlainText() == m_savedText;
+    m_hostfileStatus->setText(
+        saved ? tr("%n box(es), %1 rank(s); saved as %2", "", int(h.entries().size()))
+                    .arg(h.totalSlots())
+                    .arg(path)
+              : tr("%n box(es), %1 rank(s); not saved yet (Save writes %2)", "",
+                   int(h.entries().size()))
+                    .arg(h.totalSlots())
+                    .arg(path));
   } else {
     QStringList problems;
     for (const HostfileError& e : h.errors())
@@ -261,6 +280,7 @@ bool ClusterPage::saveHostfile() {
     m_hostfileStatus->setText(tr("Not saved: %1").arg(error));
     return false;
   }
+  m_savedText = m_hostfile->toPlainText();
   // The next local engine start runs under mpirun with this file, one rank per slot.
   settings.setHostfile(path);
   settings.setRanks(h.totalSlots());

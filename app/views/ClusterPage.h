@@ -61,6 +61,8 @@ class ClusterPage : public QWidget {
   QPlainTextEdit* m_hostfile = nullptr;
   QLabel* m_hostfileStatus = nullptr;
   QPushButton* m_save = nullptr;
+  QString
+      m_savedText;  // what the hostfile on disk holds (null: none); the note says "saved" only then
   QLineEdit* m_command = nullptr;
   QTimer* m_timer = nullptr;
 };

@@ -4,6 +4,8 @@
 #include <QEvent>
 #include <QVBoxLayout>
 
+#include "PlotStyle.h"
+
 namespace arc::app {
 
 namespace {
@@ -35,10 +37,8 @@ FitView::FitView(QWidget* parent) : QWidget(parent) {
   m_usableLine = new QCPItemStraightLine(m_plot);
   m_usableLine->setPen(QPen(QColor(0xd0, 0x3b, 0x3b), 1.5, Qt::DashLine));
   m_plot->legend->setVisible(true);
-  // One row above the bars, so the legend never hides them.
-  m_plot->legend->setFillOrder(QCPLayoutGrid::foColumnsFirst);
-  m_plot->legend->setWrap(PartCount);
-  m_plot->axisRect()->insetLayout()->setInsetAlignment(0, Qt::AlignTop | Qt::AlignHCenter);
+  // Its own row under the plot, so the legend never hides a bar or the usable-memory line.
+  placeLegendBelow(m_plot, PartCount);
   m_plot->xAxis->grid()->setVisible(false);
   retranslate();
   applyColors();
@@ -53,21 +53,8 @@ void FitView::retranslate() {
 }
 
 void FitView::applyColors() {
-  const QPalette pal = palette();
-  const QColor fg = pal.color(QPalette::WindowText);
-  const QColor bg = pal.color(QPalette::Base);
-  m_plot->setBackground(bg);
-  m_plot->legend->setBrush(bg);
-  m_plot->legend->setTextColor(fg);
-  m_plot->legend->setBorderPen(QPen(pal.color(QPalette::Mid)));
-  for (QCPAxis* a : {m_plot->xAxis, m_plot->yAxis}) {
-    a->setBasePen(QPen(fg));
-    a->setTickPen(QPen(fg));
-    a->setSubTickPen(QPen(fg));
-    a->setTickLabelColor(fg);
-    a->setLabelColor(fg);
-    a->grid()->setPen(QPen(pal.color(QPalette::Mid), 0, Qt::DotLine));
-  }
+  applyPlotPalette(m_plot, palette());
+  m_plot->xAxis->grid()->setVisible(false);
 }
 
 void FitView::changeEvent(QEvent* e) {
@@ -104,7 +91,7 @@ void FitView::setSummary(const FitSummary& summary) {
   for (int p = 0; p < PartCount; ++p) m_bars[p]->setData(keys, values[p], true);
   m_plot->xAxis->setTicker(ticker);
   m_plot->xAxis->setRange(0.4, qMax<qsizetype>(1, summary.perBox.size()) + 0.6);
-  m_plot->yAxis->setRange(0, top > 0 ? top * 1.22 : 128);
+  m_plot->yAxis->setRange(0, top > 0 ? top * 1.08 : 128);
   m_usableLine->setVisible(usable > 0);
   m_usableLine->point1->setCoords(0, usable);
   m_usableLine->point2->setCoords(1, usable);

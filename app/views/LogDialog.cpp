@@ -21,6 +21,8 @@ LogDialog::LogDialog(EngineSession* session, QWidget* parent)
   m_text->setMaximumBlockCount(5000);
   layout->addWidget(m_text);
   auto* buttons = new QDialogButtonBox(QDialogButtonBox::Close, this);
+  // Named here, not by Qt: the labels are translated even without Qt's own translations.
+  buttons->button(QDialogButtonBox::Close)->setText(tr("Close"));
   connect(buttons, &QDialogButtonBox::rejected, this, &QDialog::reject);
   layout->addWidget(buttons);
 

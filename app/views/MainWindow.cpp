@@ -22,6 +22,7 @@
 #include "LogDialog.h"
 #include "ModelsPage.h"
 #include "MonitorPage.h"
+#include "NumberFormat.h"
 #include "SettingsDialog.h"
 
 namespace arc::app {
@@ -55,13 +56,22 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent), m_session(new Eng
   setCentralWidget(central);
 
   m_modelsPage = new ModelsPage(m_session, m_pages);
+  auto* chatPage = new ChatPage(m_session, m_pages);
+  // The chat header's model picker loads through the Models page: the same remembered load
+  // settings, fit check and progress.
+  connect(chatPage, &ChatPage::loadModelRequested, this, [this](const QString& path) {
+    if (m_modelsPage->selectModel(path))
+      m_modelsPage->loadSelected();
+    else
+      m_session->load(path);  // hidden by the page's filters: the engine's own defaults
+  });
   struct PageInfo {
     QString name;
     QWidget* widget;
   };
   const PageInfo pages[PageCount] = {
       {tr("Models"), m_modelsPage},
-      {tr("Chat"), new ChatPage(m_session, m_pages)},
+      {tr("Chat"), chatPage},
       {tr("Monitor"), new MonitorPage(m_session, m_pages)},
       {tr("Benchmark"), new BenchmarkPage(m_session, m_pages)},
       {tr("Cluster"), new ClusterPage(m_session, m_pages)},
@@ -200,7 +210,7 @@ void MainWindow::updateStatus() {
                             : tr("Model: %1").arg(m_session->loadedModel()));
   const StatsSnapshot& s = m_session->stats();
   m_speedLabel->setText(c == EngineClient::Connection::Connected
-                            ? tr("%1 tok/s").arg(s.decodeTokensPerSec, 0, 'f', 1)
+                            ? tr("%1 tok/s").arg(decimal(s.decodeTokensPerSec, 1))
                             : QString());
   QStringList mem;
   for (const RankMemory& m : s.memory)

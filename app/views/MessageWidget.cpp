@@ -11,6 +11,7 @@
 
 #include "ImageAttachment.h"
 #include "MarkdownRenderer.h"
+#include "NumberFormat.h"
 
 namespace arc::app {
 
@@ -109,8 +110,8 @@ MessageWidget::MessageWidget(int index, QWidget* parent) : QWidget(parent), m_in
 
 QString MessageWidget::statsText(const AnswerStats& s) {
   QStringList parts;
-  if (s.ttftMs >= 0) parts << tr("first token %1 s").arg(s.ttftMs / 1000.0, 0, 'f', 2);
-  if (s.decodeTokensPerSec >= 0) parts << tr("%1 tok/s").arg(s.decodeTokensPerSec, 0, 'f', 1);
+  if (s.ttftMs >= 0) parts << tr("first token %1 s").arg(decimal(s.ttftMs / 1000.0, 2));
+  if (s.decodeTokensPerSec >= 0) parts << tr("%1 tok/s").arg(decimal(s.decodeTokensPerSec, 1));
   if (s.promptTokens >= 0 || s.completionTokens >= 0)
     parts << tr("tokens in %1 / out %2")
                  .arg(qMax<qint64>(0, s.promptTokens))

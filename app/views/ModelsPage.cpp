@@ -34,6 +34,7 @@
 #include "FitView.h"
 #include "ModelFilterProxy.h"
 #include "ModelListModel.h"
+#include "NumberFormat.h"
 
 namespace arc::app {
 
@@ -70,6 +71,7 @@ ModelsPage::ModelsPage(EngineSession* session, QWidget* parent)
   splitter->addWidget(buildDetailPane());
   splitter->setStretchFactor(0, 2);
   splitter->setStretchFactor(1, 3);
+  splitter->setSizes({560, 720});  // the list wide enough for its figures (params, size, fit)
   layout->addWidget(splitter);
 
   connect(&m_fit, &FitController::changed, this, &ModelsPage::updateFitDisplay);
@@ -254,6 +256,9 @@ QWidget* ModelsPage::buildDetailPane() {
   m_boxTableView->setSortingEnabled(false);
   m_boxTableView->setSelectionMode(QAbstractItemView::NoSelection);
   m_boxTableView->setMaximumHeight(150);
+  // Columns as wide as their figures ("135.1 GiB of 121.6 GiB"); the last takes the rest.
+  m_boxTableView->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
+  m_boxTableView->horizontalHeader()->setStretchLastSection(true);
   v->addWidget(m_boxTableView);
 
   auto* loadRow = new QHBoxLayout;
@@ -480,8 +485,8 @@ void ModelsPage::showDetails(const CatalogEntry& e) {
           QStringLiteral("<tr><td><b>%1</b>&nbsp;</td><td>%2</td></tr>").arg(k, v.toHtmlEscaped());
   };
   row(tr("Architecture"), e.architecture.isEmpty() ? e.family : e.architecture);
-  if (e.paramsB > 0) row(tr("Parameters"), tr("%1 B").arg(e.paramsB, 0, 'f', 1));
-  if (e.activeParamsB > 0) row(tr("Active parameters"), tr("%1 B").arg(e.activeParamsB, 0, 'f', 1));
+  row(tr("Parameters"), ModelListModel::paramsText(e.paramsB));
+  row(tr("Active parameters"), ModelListModel::paramsText(e.activeParamsB));
   if (e.contextLength > 0) row(tr("Context length"), QLocale().toString(e.contextLength));
   QStringList builds;
   for (const CatalogBuild& b : e.builds)
@@ -517,7 +522,7 @@ void ModelsPage::showDetails(const CatalogEntry& e) {
     html += QStringLiteral("<p><b>%1</b></p><ul>").arg(tr("Published speeds"));
     for (const PublishedSpeed& s : e.speeds)
       html += QStringLiteral("<li>%1 — %2 <i>(%3)</i></li>")
-                  .arg(tr("%1 tok/s").arg(s.tokensPerSec, 0, 'f', 1), s.what.toHtmlEscaped(),
+                  .arg(tr("%1 tok/s").arg(decimal(s.tokensPerSec, 1)), s.what.toHtmlEscaped(),
                        s.source.isEmpty() ? tr("source not recorded") : s.source.toHtmlEscaped());
     html += QStringLiteral("</ul>");
   }
@@ -544,7 +549,7 @@ void ModelsPage::updateFitDisplay() {
               m_fit.inputs().concurrency)
                .arg(QLocale().toString(s.maxContext));
   lines << tr("Decode ceiling: %1 tokens/s (memory bandwidth bound)")
-               .arg(s.decodeCeilingTokensPerSec, 0, 'f', 1);
+               .arg(decimal(s.decodeCeilingTokensPerSec, 1));
   m_numbers->setText(lines.join(QLatin1Char('\n')));
 }
 

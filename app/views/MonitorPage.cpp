@@ -17,6 +17,8 @@
 #include <cmath>
 
 #include "EngineSession.h"
+#include "NumberFormat.h"
+#include "PlotStyle.h"
 
 namespace arc::app {
 
@@ -140,6 +142,21 @@ MonitorPage::MonitorPage(EngineSession* session, QWidget* parent)
 
 MonitorPage::~MonitorPage() = default;
 
+QList<QCustomPlot*> MonitorPage::plots() const {
+  QList<QCustomPlot*> out;
+  for (const Chart& c : m_charts) out << c.plot;
+  return out;
+}
+
+void MonitorPage::changeEvent(QEvent* e) {
+  if (e->type() == QEvent::PaletteChange || e->type() == QEvent::ApplicationPaletteChange)
+    for (const Chart& c : m_charts) {
+      applyPlotPalette(c.plot, palette());
+      c.plot->replot(QCustomPlot::rpQueuedReplot);
+    }
+  QWidget::changeEvent(e);
+}
+
 MonitorPage::Chart MonitorPage::makeChart(const QString& title, const QString& yLabel) {
   Chart c;
   c.plot = new QCustomPlot(m_chartsArea);
@@ -155,8 +172,8 @@ MonitorPage::Chart MonitorPage::makeChart(const QString& title, const QString& y
   c.plot->yAxis->setLabel(yLabel);
   c.plot->legend->setVisible(true);
   c.plot->legend->setFont(QFont(font().family(), 8));
-  c.plot->legend->setBrush(QColor(255, 255, 255, 200));
-  c.plot->axisRect()->insetLayout()->setInsetAlignment(0, Qt::AlignTop | Qt::AlignLeft);
+  placeLegendBelow(c.plot);  // under the plot: it never covers a line
+  applyPlotPalette(c.plot, palette());
   c.tracer = new QCPItemTracer(c.plot);
   c.tracer->setStyle(QCPItemTracer::tsCircle);
   c.tracer->setSize(7);
@@ -247,8 +264,8 @@ void MonitorPage::refresh() {
     m_ttftP50->data()->clear();
     m_ttftP95->data()->clear();
   }
-  m_ttftP50->setName(haveTtft ? tr("p50 %1 ms").arg(p50, 0, 'f', 0) : tr("p50"));
-  m_ttftP95->setName(haveTtft ? tr("p95 %1 ms").arg(p95, 0, 'f', 0) : tr("p95"));
+  m_ttftP50->setName(haveTtft ? tr("p50 %1 ms").arg(decimal(p50, 0)) : tr("p50"));
+  m_ttftP95->setName(haveTtft ? tr("p95 %1 ms").arg(decimal(p95, 0)) : tr("p95"));
   setSeries(m_prefill, M::PrefillTokensPerSec);
   setSeries(m_running, M::Running);
   setSeries(m_waiting, M::Waiting);
@@ -291,8 +308,8 @@ void MonitorPage::refresh() {
   }
   m_summary->setText(haveTtft
                          ? tr("TTFT p50 %1 ms, p95 %2 ms over %n request(s)", nullptr, ttftCount)
-                               .arg(p50, 0, 'f', 0)
-                               .arg(p95, 0, 'f', 0)
+                               .arg(decimal(p50, 0))
+                               .arg(decimal(p95, 0))
                          : tr("No finished requests in this window."));
   m_dirty = false;
 }
@@ -308,7 +325,7 @@ void MonitorPage::onMouseMove(int chart, QMouseEvent* e) {
     auto it = g->data()->findBegin(key, true);
     if (it == g->data()->constEnd()) continue;
     if (!first) first = g;
-    parts << QStringLiteral("%1 %2").arg(g->name()).arg(it->value, 0, 'f', 1);
+    parts << QStringLiteral("%1 %2").arg(g->name()).arg(decimal(it->value, 1));
   }
   if (!first) {
     c.tracer->setVisible(false);

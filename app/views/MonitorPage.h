@@ -39,9 +39,11 @@ class MonitorPage : public QWidget {
   bool exportCsv(const QString& path) const;
   bool exportPng(const QString& path);
   QString readoutText() const;
+  QList<QCustomPlot*> plots() const;
 
  protected:
   void showEvent(QShowEvent* e) override;
+  void changeEvent(QEvent* e) override;  // theme change: the charts follow the palette
 
  private:
   struct Chart {

@@ -86,6 +86,9 @@ SettingsDialog::SettingsDialog(AppSettings& settings, QWidget* parent)
   layout->addWidget(uiBox);
 
   auto* buttons = new QDialogButtonBox(QDialogButtonBox::Ok | QDialogButtonBox::Cancel, this);
+  // Named here, not by Qt: the labels are translated even without Qt's own translations.
+  buttons->button(QDialogButtonBox::Ok)->setText(tr("OK"));
+  buttons->button(QDialogButtonBox::Cancel)->setText(tr("Cancel"));
   layout->addWidget(buttons);
   connect(buttons, &QDialogButtonBox::accepted, this, [this] {
     save();
@@ -121,6 +124,9 @@ void SettingsDialog::updateEnabled() {
                      static_cast<QWidget*>(m_backend), static_cast<QWidget*>(m_modelDirs)})
     w->setEnabled(local);
   m_url->setEnabled(!local);
+  m_modelDirs->setToolTip(local ? QString()
+                                : tr("An attached engine reads the model folders it was started "
+                                     "with; set them where it runs."));
 }
 
 void SettingsDialog::testConnection() {

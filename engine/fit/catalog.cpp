@@ -331,7 +331,8 @@ Result<Catalog> parse_catalog(std::string_view json_text, std::string_view displ
         fmt::format("{}: not valid JSON (at byte {}): {}", name, e.byte, e.what()));
   }
   Fields f(root, name);
-  ARC_RETURN_IF_ERROR(f.object_check({"schema_version", "description", "models"}));
+  // "seeds": the seed documents' titles by file name, for the app to cite them by title.
+  ARC_RETURN_IF_ERROR(f.object_check({"schema_version", "description", "seeds", "models"}));
   Catalog c;
   int64_t version = 0;
   ARC_RETURN_IF_ERROR(f.integer("schema_version", true, 1, &version));
@@ -342,6 +343,11 @@ Result<Catalog> parse_catalog(std::string_view json_text, std::string_view displ
                     name, version));
   }
   c.schema_version = static_cast<int>(version);
+  if (const json* seeds = f.find("seeds")) {
+    bool ok = seeds->is_object();
+    for (auto it = seeds->begin(); ok && it != seeds->end(); ++it) ok = it->is_string();
+    if (!ok) return invalid_argument(name + ".seeds: must map seed file names to their titles");
+  }
   const json* models = f.find("models");
   if (!models || !models->is_array()) return invalid_argument(name + ".models: must be an array");
   std::set<std::string> ids;

@@ -176,7 +176,10 @@ ModelSummary summarize(const File& f) {
                                 ? *s.hp.block_count - *s.hp.nextn_predict_layers
                                 : INT64_MAX;
   uint64_t mtp_expert_bytes = 0;
+  uint64_t expert_params = 0, mtp_params = 0, mtp_expert_params = 0;
   for (const TensorInfo& t : f.tensors()) {
+    const auto elements = static_cast<uint64_t>(t.n_elements());
+    s.n_params += elements;
     s.tensor_bytes += t.n_bytes;
     s.bytes_by_type[std::string(dtype_name(t.type))] += t.n_bytes;
     const bool expert = t.name.find("_exps") != std::string::npos;
@@ -184,12 +187,19 @@ ModelSummary summarize(const File& f) {
       s.bytes_by_layer[*layer] += t.n_bytes;
       if (*layer >= first_mtp) {
         s.mtp_bytes += t.n_bytes;
-        if (expert) mtp_expert_bytes += t.n_bytes;
+        mtp_params += elements;
+        if (expert) {
+          mtp_expert_bytes += t.n_bytes;
+          mtp_expert_params += elements;
+        }
       }
     } else {
       s.non_layer_bytes += t.n_bytes;
     }
-    if (expert) s.expert_bytes += t.n_bytes;
+    if (expert) {
+      s.expert_bytes += t.n_bytes;
+      expert_params += elements;
+    }
   }
   const auto& hp = s.hp;
   if (hp.expert_count && hp.expert_used_count && *hp.expert_count > 0 &&
@@ -201,6 +211,10 @@ ModelSummary summarize(const File& f) {
     s.active_bytes_per_token =
         (s.tensor_bytes - s.mtp_bytes - experts) +
         static_cast<uint64_t>(static_cast<long double>(experts) * share + 0.5L);
+    const uint64_t expert_elements = expert_params - mtp_expert_params;
+    s.n_active_params =
+        (s.n_params - mtp_params - expert_elements) +
+        static_cast<uint64_t>(static_cast<long double>(expert_elements) * share + 0.5L);
   }
   return s;
 }
@@ -264,6 +278,8 @@ nlohmann::json to_json(const ModelSummary& s) {
       {"expert_bytes", s.expert_bytes},
       {"mtp_bytes", s.mtp_bytes},
       {"active_bytes_per_token", opt(s.active_bytes_per_token)},
+      {"n_params", s.n_params},
+      {"n_active_params", opt(s.n_active_params)},
   };
 }
 

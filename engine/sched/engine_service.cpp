@@ -8,6 +8,7 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <set>
 #include <sstream>
 
 #include "arc/catalog.h"
@@ -464,6 +465,7 @@ json EngineService::status() const {
 json EngineService::local_models() const {
   json out = json::array();
   auto l = impl_->current();
+  std::set<fs::path> seen;  // a folder given twice (or inside another) lists its files once
   for (const auto& dir : impl_->opt.model_dirs) {
     std::error_code ec;
     if (!fs::is_directory(dir, ec)) continue;
@@ -474,6 +476,7 @@ json EngineService::local_models() const {
       if (ec) break;
       if (it.depth() > 2) it.disable_recursion_pending();
       if (!it->is_regular_file(ec) || it->path().extension() != ".gguf") continue;
+      if (!seen.insert(fs::weakly_canonical(it->path(), ec)).second) continue;
       const std::string name = it->path().filename().string();
       // Later parts of a split model open with their first part.
       if (name.find("-of-") != std::string::npos && name.find("-00001-of-") == std::string::npos)

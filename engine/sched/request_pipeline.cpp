@@ -356,9 +356,24 @@ Status EngineService::run(const std::shared_ptr<PreparedRequest>& request, const
       }
     }
   }
+  // A request the client stopped (the user pressed Stop) still had a time to first token: the
+  // Monitor's TTFT chart and the metric count it, with finish_reason "cancelled".
+  auto report_cancelled = [&] {
+    const RequestHandle::Timing t = handle->timing();
+    if (t.first_token == Clock::time_point{} || t.arrival == Clock::time_point{}) return;
+    const double ttft_ms =
+        std::chrono::duration<double, std::milli>(t.first_token - t.arrival).count();
+    impl_->metrics.observe("arclight_time_to_first_token_seconds", ttft_ms / 1000.0);
+    impl_->emit("request", {{"finish_reason", "cancelled"},
+                            {"prompt_tokens", p->prompt_tokens},
+                            {"completion_tokens", completion_tokens},
+                            {"cached_tokens", t.cached_tokens},
+                            {"ttft_ms", ttft_ms}});
+  };
   if (client_gone) {
     // Counted before the blocks are freed: whoever sees them free also sees the count.
     impl_->metrics.inc("arclight_requests_total", 1, {{"finish_reason", "cancelled"}});
+    report_cancelled();
     handle->cancel();
     return ok_status();
   }
@@ -381,7 +396,10 @@ Status EngineService::run(const std::shared_ptr<PreparedRequest>& request, const
       client_gone = !sink(ev);
     }
   }
-  if (client_gone) return ok_status();
+  if (client_gone) {
+    report_cancelled();
+    return ok_status();
+  }
 
   const RequestHandle::Timing t = handle->timing();
   auto ms = [](Clock::time_point a, Clock::time_point b) {

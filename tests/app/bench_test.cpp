@@ -303,6 +303,7 @@ TEST(BenchmarkPage, RunFillsTableHistoryAndPublishedFigures) {
   BenchmarkPage again(nullptr);
   again.setHistoryPath(dir.filePath(QStringLiteral("history.json")));
   EXPECT_EQ(again.historyModel()->rowCount(), 1);
+  EXPECT_EQ(again.resultModel()->rowCount(), 2);  // the newest run shows when the page opens
   // Compare needs two runs.
   page.startRun();
   ASSERT_TRUE(finished.wait(10000));

@@ -326,3 +326,35 @@ TEST(Markdown, RendersCodeTablesAndLists) {
   }
   EXPECT_TRUE(doc.toHtml().contains(QStringLiteral("https://example.org")));
 }
+
+TEST(Markdown, TablesAndQuotesAreStyledLikeCode) {
+  QTextDocument doc;
+  MarkdownRenderer::render(&doc,
+                           QStringLiteral("| a | b |\n|---|---|\n| 1 | 2 |\n\n> quoted words\n\n"
+                                          "plain words\n"),
+                           /*dark=*/true);
+  QTextTable* table = nullptr;
+  for (QTextFrame::iterator it = doc.rootFrame()->begin(); !it.atEnd(); ++it)
+    if (auto* t = qobject_cast<QTextTable*>(it.currentFrame())) table = t;
+  ASSERT_NE(table, nullptr);
+  EXPECT_GT(table->format().border(), 0);
+  EXPECT_GT(table->format().cellPadding(), 0);
+  // The header row is shaded with the dark theme's code shade; body cells are not.
+  EXPECT_EQ(table->cellAt(0, 0).format().background().color(), QColor(0x2b, 0x2d, 0x30));
+  EXPECT_EQ(table->cellAt(1, 0).format().background().style(), Qt::NoBrush);
+  bool quote = false, plain = false;
+  for (QTextBlock b = doc.begin(); b.isValid(); b = b.next()) {
+    if (b.text() == QStringLiteral("quoted words")) {
+      quote = true;
+      EXPECT_NE(b.blockFormat().background().style(), Qt::NoBrush);
+      EXPECT_GT(b.blockFormat().leftMargin(), 0);
+      EXPECT_EQ(b.begin().fragment().charFormat().foreground().color(), QColor(0xb0, 0xb4, 0xba));
+    }
+    if (b.text() == QStringLiteral("plain words")) {
+      plain = true;
+      EXPECT_EQ(b.blockFormat().background().style(), Qt::NoBrush);
+    }
+  }
+  EXPECT_TRUE(quote);
+  EXPECT_TRUE(plain);
+}

@@ -294,6 +294,9 @@ TEST_F(ClusterTest, PageShowsBoxesRunsTheLinkTestAndEditsTheHostfile) {
   page.setHostfileText(QStringLiteral("spark-a slots=1\nspark-b slots=1\n"));
   EXPECT_TRUE(page.commandText().contains(QStringLiteral("mpirun -np 2 --hostfile")))
       << page.commandText().toStdString();
+  // Checked, but not saved: the note must not say "saved" yet.
+  EXPECT_TRUE(page.hostfileStatus().contains(QStringLiteral("not saved yet")))
+      << page.hostfileStatus().toStdString();
 
   QTemporaryDir dir;
   const QString path = dir.filePath(QStringLiteral("hostfile"));
@@ -306,6 +309,13 @@ TEST_F(ClusterTest, PageShowsBoxesRunsTheLinkTestAndEditsTheHostfile) {
   AppSettings after;
   EXPECT_EQ(after.ranks(), 2);
   EXPECT_EQ(after.hostfile(), path);
+  EXPECT_TRUE(page.hostfileStatus().startsWith(QStringLiteral("Saved as ")));
+  // Edited after saving: not saved again until Save.
+  page.setHostfileText(QStringLiteral("spark-a slots=1\nspark-c slots=1\n"));
+  EXPECT_TRUE(page.hostfileStatus().contains(QStringLiteral("not saved yet")));
+  page.setHostfileText(QStringLiteral("spark-a slots=1\nspark-b slots=1\n"));
+  EXPECT_TRUE(page.hostfileStatus().contains(QStringLiteral("; saved as ")))
+      << page.hostfileStatus().toStdString();
 
   if (qEnvironmentVariableIsSet("ARC_APP_SCREENSHOT_DIR")) {
     QDir().mkpath(qEnvironmentVariable("ARC_APP_SCREENSHOT_DIR"));

@@ -12,6 +12,8 @@
 #include "BenchmarkPage.h"
 #include "ChatController.h"
 #include "ChatPage.h"
+#include "ClusterPage.h"
+#include "ConversationExport.h"
 #include "ConversationListModel.h"
 #include "EngineClient.h"
 #include "EngineSession.h"
@@ -72,6 +74,18 @@ TEST(MainWindowSmoke, GermanTranslationIsCompleteForEveryContext) {
   EXPECT_EQ(SettingsDialog::tr("Compute:"), QStringLiteral("Rechnen auf:"));
   EXPECT_EQ(ModelsPage::tr("Measure quality…"), QStringLiteral("Qualität messen…"));
   EXPECT_EQ(EngineSession::tr("CUDA (device %1)"), QStringLiteral("CUDA (Gerät %1)"));
+  EXPECT_EQ(SettingsDialog::tr("Cancel"), QStringLiteral("Abbrechen"));
+  EXPECT_EQ(ChatPage::tr("Export…"), QStringLiteral("Exportieren…"));
+  EXPECT_EQ(ConversationExport::tr("%n image(s) attached", nullptr, 2),
+            QStringLiteral("2 Bilder angehängt"));
+  EXPECT_EQ(EngineClient::describeRoute(QStringLiteral("/engine/load")),
+            QStringLiteral("das Laden des Modells"));
+  EXPECT_EQ(ClusterPage::tr("%n box(es), %1 rank(s); not saved yet (Save writes %2)", "", 1),
+            QStringLiteral("1 Box, %1 Rang/Ränge; noch nicht gespeichert (Speichern schreibt %2)"));
+  EXPECT_EQ(QLocale().toString(41.5, 'f', 1), QStringLiteral("41,5"));  // numbers follow too
+  // The fit's reason, said by the app (the library's is English only).
+  EXPECT_EQ(FitController::tr("on each of %1 boxes").arg(2),
+            QStringLiteral("auf jeder von 2 Boxen"));
   {
     MainWindow w;
     EXPECT_TRUE(w.statusText().contains(QStringLiteral("Kein Modell geladen")))

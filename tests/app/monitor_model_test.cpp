@@ -105,6 +105,28 @@ TEST(MonitorModel, TtftPercentilesOverTheWindowAndOldRequestsDropped) {
   EXPECT_EQ(m.requestCount(), 0);
 }
 
+TEST(MonitorModel, StoppedRequestsCountForTtftButNotWithoutAFirstToken) {
+  MonitorModel m(100);
+  // As the engine reports them: a request the user stopped after its first token, with no
+  // decode rate, and one stopped while reading the prompt (no first token: ttft 0).
+  const RequestRecord stopped = RequestRecord::fromJson(
+      QJsonDocument::fromJson(R"({"finish_reason":"cancelled","ttft_ms":300,"prompt_tokens":9,)"
+                              R"("completion_tokens":2,"cached_tokens":0})")
+          .object());
+  const RequestRecord early = RequestRecord::fromJson(
+      QJsonDocument::fromJson(R"({"finish_reason":"cancelled","ttft_ms":0})").object());
+  m.addRequest(request(100), 1);
+  m.addRequest(stopped, 2);
+  m.addRequest(early, 3);
+  QVector<double> k, v;
+  m.requestTtft(10, 10, k, v);
+  EXPECT_EQ(v, (QVector<double>{100, 300}));
+  EXPECT_EQ(k, (QVector<double>{1, 2}));
+  EXPECT_DOUBLE_EQ(m.ttftPercentile(50, 10, 10), 200);
+  m.requestDecode(10, 10, k, v);
+  EXPECT_EQ(v, (QVector<double>{10}));
+}
+
 TEST(MonitorModel, CsvHasTheVisibleRowsOnly) {
   MonitorModel m(100);
   for (int i = 0; i < 10; ++i) m.addStats(stats(10 + i, i), 1700000000.0 + i);

@@ -112,7 +112,10 @@ TEST(Quality, CatalogCarriesPublishedFigures) {
         found = true;
         EXPECT_DOUBLE_EQ(q.kl, 0.082);
         EXPECT_DOUBLE_EQ(q.top1Percent, 91.15);
-        EXPECT_TRUE(q.source.contains(QStringLiteral("001_cd394c7a95bb786a.txt")));
+        // Cited by the seed document's title, not its file name.
+        EXPECT_TRUE(q.source.contains(QStringLiteral("“The State of the Sparks: GLM-5.3")))
+            << q.source.toStdString();
+        EXPECT_FALSE(q.source.contains(QStringLiteral("001_cd394c7a95bb786a.txt")));
       }
   EXPECT_TRUE(found);
 }

@@ -46,6 +46,17 @@ TEST(FitCatalog, MinimalParsesAndFormulaHolds) {
   EXPECT_EQ(s->arch.key_length, 64);
 }
 
+TEST(FitCatalog, SeedTitlesMapFileNamesToTitles) {
+  const std::string with =
+      replace(kMinimal, R"("models": [)",
+              R"("seeds": {"000_eb1378df18b016b8.txt": "A title"}, "models": [)");
+  EXPECT_TRUE(parse_catalog(with, "test.json").ok());
+  expect_error(replace(kMinimal, R"("models": [)", R"("seeds": {"000_x.txt": 3}, "models": [)"),
+               "test.json.seeds");
+  expect_error(replace(kMinimal, R"("models": [)", R"("seeds": ["000_x.txt"], "models": [)"),
+               "test.json.seeds");
+}
+
 TEST(FitCatalog, PublishedSizeWinsAndGivesEffectiveBits) {
   std::string t = replace(kMinimal, R"("bits_per_weight": 4, )",
                           R"("weights": {"value": 100, "unit": "GiB", "source": "x"}, )");

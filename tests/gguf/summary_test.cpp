@@ -110,12 +110,18 @@ TEST(GgufSummary, MoeModelFigures) {
   EXPECT_EQ(s.non_layer_bytes, 352u);
   EXPECT_EQ(s.expert_bytes, 512u);
   EXPECT_EQ(s.active_bytes_per_token, 1008u);
+  // Elements by hand: embeddings 80 + norm 8 + per layer (q 128 + experts 128 + shared 32) x 2.
+  EXPECT_EQ(s.n_params, 664u);
+  // A token uses 2 of the 4 experts: 664 - 256 + 128.
+  EXPECT_EQ(s.n_active_params, 536u);
 
   nlohmann::json j = to_json(s);
   EXPECT_EQ(j["hyperparameters"]["head_dim"], 2);
   EXPECT_EQ(j["bytes_by_layer"][1]["bytes"], 456);
   EXPECT_EQ(j["tokenizer"]["eos"]["text"], "<|im_end|>");
   EXPECT_TRUE(j["hyperparameters"]["key_length"].is_null());
+  EXPECT_EQ(j["n_params"], 664);
+  EXPECT_EQ(j["n_active_params"], 536);
 }
 
 TEST(GgufSummary, UnknownArchitectureIsReported) {

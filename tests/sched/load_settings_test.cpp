@@ -149,5 +149,47 @@ TEST_F(LoadSettingsTest, CancelBringsThePreviousModelBackOrLeavesTheEngineIdle) 
   EXPECT_EQ(s["model"]["path"], path("b.gguf"));
 }
 
+// A request the client stops after its first token (the user pressed Stop) is still reported
+// with its time to first token, so the Monitor's TTFT chart counts it.
+TEST_F(LoadSettingsTest, StoppedRequestStillReportsItsTimeToFirstToken) {
+  ASSERT_TRUE(service_->load({{"model", path("a.gguf")}}).ok());
+  ASSERT_EQ(settle()["state"], "ready");
+  ChatRequest req;
+  req.messages = json::array({{{"role", "user"}, {"content", "hello"}}});
+  req.sampling.temperature = 0;
+  req.sampling.ignore_eos = true;
+  req.sampling.max_tokens = 64;
+  auto prepared = service_->prepare_chat(req);
+  ASSERT_TRUE(prepared.ok());
+  int text_events = 0;
+  ASSERT_TRUE(service_
+                  ->run(*prepared,
+                        [&](const GenerationEvent& e) {
+                          const bool text = e.kind == GenerationEvent::Kind::kContent ||
+                                            e.kind == GenerationEvent::Kind::kReasoning;
+                          if (text) ++text_events;
+                          return !text;  // gone after the first piece of text
+                        })
+                  .ok());
+  ASSERT_EQ(text_events, 1);
+  const auto requests = events("request");
+  ASSERT_EQ(requests.size(), 1u);
+  EXPECT_EQ(requests[0].data["finish_reason"], "cancelled");
+  EXPECT_GT(requests[0].data["ttft_ms"].get<double>(), 0.0);
+  EXPECT_GE(requests[0].data["completion_tokens"].get<int64_t>(), 1);
+}
+
+// A folder given twice lists its files once (the app showed every file twice when the engine's
+// --model folder was also a --model-dir).
+TEST_F(LoadSettingsTest, FolderGivenTwiceListsItsFilesOnce) {
+  EngineOptions eo;
+  eo.threads = 1;
+  eo.model_dirs = {dir_.string(), dir_.string() + "/", (dir_ / ".").string()};
+  EngineService twice(eo);
+  const json files = twice.local_models();
+  ASSERT_EQ(files.size(), 2u) << files.dump();
+  EXPECT_NE(files[0]["path"], files[1]["path"]);
+}
+
 }  // namespace
 }  // namespace arc

@@ -72,6 +72,9 @@ struct ModelSummary {
   // MoE only: weights read per token = non-expert bytes + expert bytes * used / total (the MTP
   // layers' bytes are not read by a plain decode step and are left out).
   std::optional<uint64_t> active_bytes_per_token;
+  // Parameters (tensor elements), and for MoE the ones a token uses (same rule as the bytes).
+  uint64_t n_params = 0;
+  std::optional<uint64_t> n_active_params;
 };
 
 ModelSummary summarize(const File& file);
