@@ -1625,6 +1625,10 @@ spark-b slots=1</translation>
       <translation>%1 Präfix-Token wiederverwendet</translation>
     </message>
     <message>
+      <source>%1% of %2 drafts accepted</source>
+      <translation>%1 % von %2 Entwurfs-Token angenommen</translation>
+    </message>
+    <message>
       <source>%1 tok/s</source>
       <translation>%1 Token/s</translation>
     </message>
@@ -2176,6 +2180,14 @@ spark-b slots=1</translation>
     <message>
       <source>hit rate %</source>
       <translation>Trefferquote %</translation>
+    </message>
+    <message>
+      <source>drafts accepted (%)</source>
+      <translation>Entwürfe angenommen (%)</translation>
+    </message>
+    <message>
+      <source>accepted %</source>
+      <translation>angenommen %</translation>
     </message>
     <message>
       <source>link utilisation (%)</source>

@@ -224,6 +224,15 @@ void ChatController::handleEvent(const QByteArray& data) {
                                .toObject()
                                .value(QStringLiteral("cached_tokens"))
                                .toInteger(-1);
+    // Speculative decoding, in OpenAI's predicted-output fields.
+    const QJsonObject details = u.value(QStringLiteral("completion_tokens_details")).toObject();
+    if (details.contains(QStringLiteral("accepted_prediction_tokens"))) {
+      m.stats.acceptedTokens =
+          details.value(QStringLiteral("accepted_prediction_tokens")).toInteger(0);
+      m.stats.draftTokens =
+          m.stats.acceptedTokens +
+          details.value(QStringLiteral("rejected_prediction_tokens")).toInteger(0);
+    }
     changed = true;
   }
   if (changed) emit messageUpdated(m_answerIndex);

@@ -82,6 +82,8 @@ StatsSnapshot StatsSnapshot::fromJson(const QJsonObject& o) {
   s.generatedTokensTotal = i64(o, "generated_tokens_total");
   const QJsonValue ar = o.value(QLatin1String("allreduce_bytes_per_s"));
   if (ar.isDouble()) s.allreduceBytesPerSec = ar.toDouble();
+  const QJsonValue acc = o.value(QLatin1String("acceptance_rate"));
+  if (acc.isDouble()) s.acceptanceRate = acc.toDouble();
   const QJsonValue link = o.value(QLatin1String("link_utilization"));
   if (link.isDouble()) s.linkUtilization = link.toDouble();
   s.memory = rankMemoryFromJson(o.value(QLatin1String("memory")));

@@ -74,6 +74,9 @@ struct StatsSnapshot {
   // All-reduce traffic and link utilisation (0..1); negative when the engine does not send them.
   double allreduceBytesPerSec = -1;
   double linkUtilization = -1;
+  // Speculative decoding: accepted over drafted tokens in the last second; negative when
+  // nothing was drafted (or the engine does not speculate).
+  double acceptanceRate = -1;
   static StatsSnapshot fromJson(const QJsonObject& o);
 };
 

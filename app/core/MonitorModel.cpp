@@ -40,6 +40,7 @@ void MonitorModel::addStats(const StatsSnapshot& s, double time) {
   out.prefixHitRate = s.prefixHitRate;
   out.allreduceBytesPerSec = s.allreduceBytesPerSec >= 0 ? s.allreduceBytesPerSec : kNaN;
   out.linkUtilization = s.linkUtilization >= 0 ? s.linkUtilization : kNaN;
+  out.acceptanceRate = s.acceptanceRate >= 0 ? s.acceptanceRate : kNaN;
   if (s.allreduceBytesPerSec >= 0 || s.linkUtilization >= 0) m_hasAllreduce = true;
   out.memoryUsedBytes.fill(kNaN);
   for (const RankMemory& m : s.memory) {
@@ -106,6 +107,8 @@ double MonitorModel::value(const Sample& s, Metric m, int rank) {
       return s.allreduceBytesPerSec / double(1 << 20);
     case Metric::LinkUtilizationPercent:
       return s.linkUtilization * 100.0;
+    case Metric::AcceptancePercent:
+      return s.acceptanceRate * 100.0;
     case Metric::MemoryUsedGiB:
       return rank >= 0 && rank < kMaxRanks ? s.memoryUsedBytes[size_t(rank)] / double(1ll << 30)
                                            : kNaN;
@@ -184,7 +187,8 @@ double MonitorModel::percentile(std::vector<double> values, double p) {
 QByteArray MonitorModel::toCsv(double end, double windowSeconds) const {
   QByteArray out =
       "time,decode_tokens_per_s,prefill_tokens_per_s,running,waiting,kv_blocks_used,"
-      "kv_blocks_cached,kv_blocks_total,prefix_hit_rate,allreduce_bytes_per_s,link_utilization";
+      "kv_blocks_cached,kv_blocks_total,prefix_hit_rate,allreduce_bytes_per_s,link_utilization,"
+      "spec_acceptance_rate";
   for (int r = 0; r < m_ranks; ++r) out += ",memory_used_bytes_rank" + QByteArray::number(r);
   out += '\n';
   auto iso = [](double t) {
@@ -204,7 +208,8 @@ QByteArray MonitorModel::toCsv(double end, double windowSeconds) const {
                   num(s.kvBlocksTotal),
                   num(s.prefixHitRate),
                   num(s.allreduceBytesPerSec),
-                  num(s.linkUtilization)};
+                  num(s.linkUtilization),
+                  num(s.acceptanceRate)};
     for (int r = 0; r < m_ranks; ++r) f << num(s.memoryUsedBytes[size_t(r)]);
     out += iso(s.time) + ',' + f.join(QLatin1Char(',')).toUtf8() + '\n';
   }

@@ -34,7 +34,8 @@ class MonitorModel : public QObject {
     PrefixHitRatePercent = 7,
     AllreduceMiBPerSec = 8,  // absent (NaN) unless the engine sends it
     LinkUtilizationPercent = 9,
-    MemoryUsedGiB = 10,  // per rank: pass the rank to series()
+    MemoryUsedGiB = 10,      // per rank: pass the rank to series()
+    AcceptancePercent = 11,  // speculative decoding; NaN in seconds without drafts
   };
 
   struct Sample {
@@ -49,6 +50,7 @@ class MonitorModel : public QObject {
     double prefixHitRate = 0;                         // 0..1
     double allreduceBytesPerSec = 0;                  // NaN: not reported
     double linkUtilization = 0;                       // NaN: not reported
+    double acceptanceRate = 0;                        // 0..1; NaN: nothing drafted
     std::array<double, kMaxRanks> memoryUsedBytes{};  // NaN: no such rank
   };
 

@@ -81,7 +81,9 @@ QJsonObject Conversation::toJson() const {
                            {QStringLiteral("total_ms"), m.stats.totalMs},
                            {QStringLiteral("prompt_tokens"), m.stats.promptTokens},
                            {QStringLiteral("completion_tokens"), m.stats.completionTokens},
-                           {QStringLiteral("cached_tokens"), m.stats.cachedTokens}});
+                           {QStringLiteral("cached_tokens"), m.stats.cachedTokens},
+                           {QStringLiteral("draft_tokens"), m.stats.draftTokens},
+                           {QStringLiteral("accepted_tokens"), m.stats.acceptedTokens}});
     msgs.append(o);
   }
   return QJsonObject{{QStringLiteral("version"), 1},
@@ -145,6 +147,8 @@ bool Conversation::fromJson(const QJsonObject& o, Conversation& out, QString* er
     msg.stats.promptTokens = st.value(QStringLiteral("prompt_tokens")).toInteger(-1);
     msg.stats.completionTokens = st.value(QStringLiteral("completion_tokens")).toInteger(-1);
     msg.stats.cachedTokens = st.value(QStringLiteral("cached_tokens")).toInteger(-1);
+    msg.stats.draftTokens = st.value(QStringLiteral("draft_tokens")).toInteger(-1);
+    msg.stats.acceptedTokens = st.value(QStringLiteral("accepted_tokens")).toInteger(-1);
     c.messages.append(msg);
   }
   out = c;

@@ -31,6 +31,9 @@ struct AnswerStats {
   qint64 promptTokens = -1;
   qint64 completionTokens = -1;
   qint64 cachedTokens = -1;
+  // Speculative decoding: drafted tokens the engine verified, and those accepted (-1: none).
+  qint64 draftTokens = -1;
+  qint64 acceptedTokens = -1;
   bool isEmpty() const { return ttftMs < 0 && promptTokens < 0 && completionTokens < 0; }
 };
 

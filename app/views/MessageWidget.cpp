@@ -117,6 +117,10 @@ QString MessageWidget::statsText(const AnswerStats& s) {
                  .arg(qMax<qint64>(0, s.promptTokens))
                  .arg(qMax<qint64>(0, s.completionTokens));
   if (s.cachedTokens >= 0) parts << tr("%1 prefix tokens reused").arg(s.cachedTokens);
+  if (s.draftTokens > 0)
+    parts << tr("%1% of %2 drafts accepted")
+                 .arg(decimal(100.0 * double(s.acceptedTokens) / double(s.draftTokens), 0))
+                 .arg(s.draftTokens);
   return parts.join(QStringLiteral(" · "));
 }
 

@@ -75,6 +75,9 @@ MonitorPage::MonitorPage(EngineSession* session, QWidget* parent)
   Chart c = makeChart(tr("Decode tokens/s"), tr("tokens/s"));
   m_decode = addLine(c, tr("all requests"), kBlue);
   m_decodeRequests = addPoints(c, tr("per request"), kOrange);
+  // Speculative decoding: how many drafts the model accepted (gaps where nothing was drafted).
+  m_acceptance = addLine(c, tr("drafts accepted (%)"), kGreen, true);
+  c.plot->yAxis2->setLabel(tr("accepted %"));
   c = makeChart(tr("Time to first token per request"), tr("ms"));
   m_ttft = addPoints(c, tr("request"), kBlue);
   m_ttftP50 = addLine(c, tr("p50"), kGreen);
@@ -272,6 +275,7 @@ void MonitorPage::refresh() {
   setSeries(m_kvUsed, M::KvBlocksUsed);
   setSeries(m_kvCached, M::KvBlocksCached);
   setSeries(m_prefixHit, M::PrefixHitRatePercent);
+  setSeries(m_acceptance, M::AcceptancePercent);
   const Chart& memChart = m_charts[5];
   while (m_memory.size() < m_model->rankCount()) {
     const int rank = int(m_memory.size());

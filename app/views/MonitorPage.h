@@ -81,6 +81,7 @@ class MonitorPage : public QWidget {
   QCPGraph* m_kvUsed = nullptr;
   QCPGraph* m_kvCached = nullptr;
   QCPGraph* m_prefixHit = nullptr;
+  QCPGraph* m_acceptance = nullptr;
   QList<QCPGraph*> m_memory;  // one per rank, made as ranks appear
   QCPGraph* m_allreduce = nullptr;
   QCPGraph* m_linkUtil = nullptr;

@@ -588,10 +588,12 @@ void EngineService::Impl::stats_loop() {
         dt > 0 && computed_prompt >= last_prompt ? (computed_prompt - last_prompt) / dt : 0.0;
     last_generated = s.generated_tokens;
     // Speculative decoding: the share of the last second's drafts that were accepted.
-    const double acceptance = s.draft_tokens > last_drafted && s.accepted_tokens >= last_accepted
-                                  ? static_cast<double>(s.accepted_tokens - last_accepted) /
-                                        static_cast<double>(s.draft_tokens - last_drafted)
-                                  : 0.0;
+    // Speculative decoding: the share of the last second's drafts that were accepted (none
+    // when nothing was drafted: the chart leaves a gap rather than a false zero).
+    const bool drafted = s.draft_tokens > last_drafted && s.accepted_tokens >= last_accepted;
+    const double acceptance = drafted ? static_cast<double>(s.accepted_tokens - last_accepted) /
+                                            static_cast<double>(s.draft_tokens - last_drafted)
+                                      : 0.0;
     last_drafted = s.draft_tokens;
     last_accepted = s.accepted_tokens;
     last_prompt = computed_prompt;
@@ -614,7 +616,7 @@ void EngineService::Impl::stats_loop() {
           {"generated_tokens_total", s.generated_tokens},
           {"draft_tokens_total", s.draft_tokens},
           {"accepted_tokens_total", s.accepted_tokens},
-          {"acceptance_rate", acceptance},
+          {"acceptance_rate", drafted ? json(acceptance) : json(nullptr)},
           {"memory", json::array({{{"rank", 0},
                                    {"used_bytes", process_rss_bytes()},
                                    {"available_bytes", available_memory_bytes()},

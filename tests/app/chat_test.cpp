@@ -18,6 +18,7 @@
 #include "ChatController.h"
 #include "ConversationListModel.h"
 #include "MarkdownRenderer.h"
+#include "MessageWidget.h"
 #include "fake_chat_server.h"
 
 using namespace arc::app;
@@ -64,7 +65,7 @@ TEST(ChatController, StreamSplitInsideUtf8CharactersGivesExactText) {
   stream +=
       R"(data: {"choices":[{"index":0,"delta":{},"finish_reason":"stop"}],"timings":{"queue_ms":1,"ttft_ms":123.5,"prefill_tokens_per_s":900,"decode_tokens_per_s":42.25,"total_ms":800}})"
       "\n\n"
-      R"(data: {"choices":[],"usage":{"prompt_tokens":17,"completion_tokens":9,"prompt_tokens_details":{"cached_tokens":12}}})"
+      R"(data: {"choices":[],"usage":{"prompt_tokens":17,"completion_tokens":9,"prompt_tokens_details":{"cached_tokens":12},"completion_tokens_details":{"accepted_prediction_tokens":6,"rejected_prediction_tokens":2}}})"
       "\n\ndata: [DONE]\n\n";
   // Odd-sized pieces land inside the 2-, 3- and 4-byte UTF-8 sequences.
   f.server.write(stream, 7);
@@ -79,6 +80,11 @@ TEST(ChatController, StreamSplitInsideUtf8CharactersGivesExactText) {
   EXPECT_EQ(m.stats.promptTokens, 17);
   EXPECT_EQ(m.stats.completionTokens, 9);
   EXPECT_EQ(m.stats.cachedTokens, 12);
+  EXPECT_EQ(m.stats.draftTokens, 8);  // speculative decoding, shown under the answer
+  EXPECT_EQ(m.stats.acceptedTokens, 6);
+  EXPECT_TRUE(
+      MessageWidget::statsText(m.stats).contains(QStringLiteral("75% of 8 drafts accepted")))
+      << MessageWidget::statsText(m.stats).toStdString();
   ASSERT_GE(states.size(), 3);
   EXPECT_EQ(states.at(0).at(0).value<ChatController::State>(),
             ChatController::State::ReadingPrompt);
@@ -234,6 +240,8 @@ TEST(Conversations, FilesRoundTripAndCorruptOnesAreSkipped) {
     a.stats.ttftMs = 50;
     a.stats.decodeTokensPerSec = 31.5;
     a.stats.cachedTokens = 8;
+    a.stats.draftTokens = 10;
+    a.stats.acceptedTokens = 7;
     c->messages = {u, a};
     ASSERT_TRUE(m.save(id));
     m.create(QStringLiteral("Second"));
@@ -268,6 +276,8 @@ TEST(Conversations, FilesRoundTripAndCorruptOnesAreSkipped) {
   EXPECT_EQ(c->messages[1].status, ChatMessage::Status::Stopped);
   EXPECT_DOUBLE_EQ(c->messages[1].stats.decodeTokensPerSec, 31.5);
   EXPECT_EQ(c->messages[1].stats.cachedTokens, 8);
+  EXPECT_EQ(c->messages[1].stats.draftTokens, 10);
+  EXPECT_EQ(c->messages[1].stats.acceptedTokens, 7);
 
   // Rename, delete and create through the model (the tester checks every signal).
   EXPECT_TRUE(m.rename(id, QStringLiteral("Renamed")));

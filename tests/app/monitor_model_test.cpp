@@ -181,6 +181,19 @@ TEST(EngineEvents, ParsesStatsAndRequestPayloadsAsTheEngineSendsThem) {
   EXPECT_EQ(v, QVector<double>{1.0});
   m.series(MonitorModel::Metric::LinkUtilizationPercent, 1, 60, k, v);
   EXPECT_EQ(v, QVector<double>{50.0});
+  // Speculative decoding: a second with drafts, one without (null: a gap, not a zero).
+  const StatsSnapshot drafts = StatsSnapshot::fromJson(
+      QJsonDocument::fromJson(R"({"acceptance_rate":0.75,"draft_tokens_total":40})").object());
+  const StatsSnapshot none = StatsSnapshot::fromJson(
+      QJsonDocument::fromJson(R"({"acceptance_rate":null,"draft_tokens_total":40})").object());
+  EXPECT_DOUBLE_EQ(drafts.acceptanceRate, 0.75);
+  EXPECT_LT(none.acceptanceRate, 0);
+  m.addStats(drafts, 2);
+  m.addStats(none, 3);
+  m.series(MonitorModel::Metric::AcceptancePercent, 3, 60, k, v);
+  ASSERT_EQ(v.size(), 3);
+  EXPECT_DOUBLE_EQ(v[1], 75.0);
+  EXPECT_TRUE(std::isnan(v[2]));
 
   const RequestRecord r = RequestRecord::fromJson(
       QJsonDocument::fromJson(
