@@ -30,7 +30,7 @@ Result<Engine> engine_on(std::vector<uint8_t> bytes, std::unique_ptr<Backend> ba
   ARC_ASSIGN_OR_RETURN(gguf::File f, gguf::File::parse(e.bytes, "test-model"));
   ARC_ASSIGN_OR_RETURN(e.model, Model::from_file(std::move(f), *e.backend));
   const ModelConfig& c = e.model->config();
-  KvCacheOptions kvo{c.n_layer, c.n_kv_head, c.head_dim, 16, 64, DType::F16};
+  const KvCacheOptions kvo = kv_cache_options(c, 16, 64, DType::F16);
   ARC_ASSIGN_OR_RETURN(e.kv, KvCache::create(*e.backend, kvo));
   e.exec = std::make_unique<ForwardExecutor>(*e.model, *e.backend, *e.kv);
   return e;
@@ -187,6 +187,8 @@ INSTANTIATE_TEST_SUITE_P(
                       ModelCase{"glm4moe_q4km", Family::kGlm4Moe, 8, "Q4_K_M"},
                       ModelCase{"minimax_m2_f32", Family::kMiniMaxM2, 8, "F32"},
                       ModelCase{"minimax_m2_q4km", Family::kMiniMaxM2, 8, "Q4_K_M"},
+                      ModelCase{"deepseek2_f32", Family::kDeepSeek2, 8, "F32"},
+                      ModelCase{"deepseek2_q4km", Family::kDeepSeek2, 8, "Q4_K_M"},
                       // gpt-oss at the quantized tolerance: its F32 logits differ by up to
                       // 5e-3 of their scale between the devices, from the F16 tensor-core
                       // products of prefill chunks over 8 tokens and from F16 K/V with a V bias
