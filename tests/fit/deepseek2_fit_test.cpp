@@ -14,8 +14,13 @@
 namespace arc::fit {
 namespace {
 
+// "671B (+MTP) ..." -> 671, "1T (...)" -> 1000.
 double billions(const nlohmann::json& v) {
-  return v.is_string() ? std::strtod(v.get<std::string>().c_str(), nullptr) : v.get<double>();
+  if (!v.is_string()) return v.get<double>();
+  const std::string s = v.get<std::string>();
+  char* end = nullptr;
+  const double x = std::strtod(s.c_str(), &end);
+  return end != nullptr && *end == 'T' ? x * 1000.0 : x;
 }
 
 TEST(FitDeepSeek2, CatalogEntriesMatchPublishedConfigs) {
