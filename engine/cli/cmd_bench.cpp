@@ -124,8 +124,7 @@ int run_bench(const BenchOpts& o) {
   const ModelConfig& c = (*model)->config();
   const int64_t block = 16;
   const int64_t ctx = o.n_prompt + o.n_gen + 8 + SpecOptions::kMaxK;
-  KvCacheOptions kvo{c.n_layer, c.n_kv_head, c.head_dim, block, (ctx + block - 1) / block + 1,
-                     DType::F16};
+  const KvCacheOptions kvo = kv_cache_options(c, block, (ctx + block - 1) / block + 1, DType::F16);
   auto kv = KvCache::create(*base, kvo);
   if (!kv.ok()) {
     std::fprintf(stderr, "error: %s\n", kv.status().to_string().c_str());
@@ -393,8 +392,7 @@ int run_bench(const BenchOpts& o) {
   // K and V rows a decoded token reads (F16, every layer, this rank's KV heads) at the mean context
   // of the measured steps: memory traffic besides the weights, which grows with the context.
   const double mean_ctx = o.n_prompt + (o.n_gen + 1) / 2.0;
-  const double kv_bytes_tok =
-      2.0 * 2.0 * static_cast<double>(c.n_layer * c.n_kv_head * c.head_dim) * mean_ctx;
+  const double kv_bytes_tok = 2.0 * static_cast<double>(c.kv_values_per_token()) * mean_ctx;
   const double achieved_kv = (bytes_tok + kv_bytes_tok) * dec.median;
   const double flops = matmul_flops_per_token(c);
   // Attention over the prompt: QK^T and PV, causal (half the square on average).

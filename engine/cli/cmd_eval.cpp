@@ -91,9 +91,9 @@ struct Runner {
   Status start(int64_t ctx) {
     const ModelConfig& c = model->config();
     const int64_t block = 16;
-    ARC_ASSIGN_OR_RETURN(kv,
-                         KvCache::create(*backend, {c.n_layer, c.n_kv_head, c.head_dim, block,
-                                                    (ctx + block - 1) / block + 1, DType::F16}));
+    ARC_ASSIGN_OR_RETURN(
+        kv, KvCache::create(*backend,
+                            kv_cache_options(c, block, (ctx + block - 1) / block + 1, DType::F16)));
     exec = std::make_unique<ForwardExecutor>(*model, *backend, *kv);
     exec->set_tensor_parallel(tp->tp_comm(), tp->plan().vocab_begin);
     drv = std::make_unique<TpDriver>(tp->comm(), *exec, *kv);

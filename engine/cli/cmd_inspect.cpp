@@ -67,12 +67,27 @@ void print_text(const gguf::ModelSummary& s) {
       const int64_t g = *hp.expert_gating_func;
       line("expert gating", g == 1 ? "softmax" : g == 2 ? "sigmoid" : fmt::format("type {}", g));
     }
+    if (hp.expert_group_count && *hp.expert_group_count > 1) {
+      line("expert groups (used/total)",
+           fmt::format("{}/{}", or_dash(hp.expert_group_used_count), *hp.expert_group_count));
+    }
     if (hp.expert_weights_norm) line("top-k renormalised", *hp.expert_weights_norm ? "yes" : "no");
     if (hp.expert_weights_scale) line("routed scaling", or_dash(hp.expert_weights_scale));
   }
   if (hp.nextn_predict_layers && *hp.nextn_predict_layers > 0) {
     line("MTP layers", fmt::format("{} (in the layer count; not run, {})", *hp.nextn_predict_layers,
                                    human_bytes(s.mtp_bytes)));
+  }
+  if (hp.kv_lora_rank) {
+    line("latent attention (MLA)",
+         fmt::format("kv rank {}, q rank {}, q/k head {} (rope {}), v head {}", *hp.kv_lora_rank,
+                     hp.q_lora_rank ? fmt::format("{}", *hp.q_lora_rank) : std::string("none"),
+                     or_dash(hp.key_length_mla), or_dash(hp.rope_dimension_count),
+                     or_dash(hp.value_length_mla)));
+    if (hp.mla_kv_bytes_per_token_f16) {
+      line("KV cache per token", fmt::format("{} bytes at F16 (latent + rope key per layer)",
+                                             *hp.mla_kv_bytes_per_token_f16));
+    }
   }
   if (hp.rope_dimension_count) line("RoPE dims per head", or_dash(hp.rope_dimension_count));
   line("context length", or_dash(hp.context_length));

@@ -25,7 +25,8 @@ void add_make_test_model_command(CLI::App& app, CliContext& ctx) {
   auto opts = std::make_shared<Opts>();
   TestModelOptions& o = opts->o;
   cmd->add_option("--family", opts->family,
-                  "qwen3moe, qwen2moe, llama, qwen3, qwen3vlmoe, glm4moe, minimax-m2, gpt-oss")
+                  "qwen3moe, qwen2moe, llama, qwen3, qwen3vlmoe, glm4moe, minimax-m2, gpt-oss, "
+                  "deepseek2")
       ->capture_default_str();
   cmd->add_option("--out", opts->out, "output .gguf file")->required();
   cmd->add_option("--layers", o.n_layer)->capture_default_str();
@@ -58,11 +59,18 @@ void add_make_test_model_command(CLI::App& app, CliContext& ctx) {
   cmd->add_flag("--repeat-weights", o.repeat_weights,
                 "copy layer 0 to every layer and expert 0 to every expert (multi-GB speed-test "
                 "models in seconds)");
-  cmd->add_option("--dense-lead", o.n_dense_lead, "glm4moe: leading dense layers (of --ff)")
+  cmd->add_option("--dense-lead", o.n_dense_lead,
+                  "glm4moe, deepseek2: leading dense layers (of --ff)")
       ->capture_default_str();
   cmd->add_option("--nextn", o.n_nextn, "glm4moe: MTP layers after the forward layers")
       ->capture_default_str();
   cmd->add_flag("--qk-norm", o.qk_norm, "glm4moe: per-head q/k norms (as GLM-4.5 355B)");
+  cmd->add_option("--q-lora-rank", o.q_lora_rank, "deepseek2: q LoRA rank (0: attn_q, no LoRA)")
+      ->capture_default_str();
+  cmd->add_option("--kv-lora-rank", o.kv_lora_rank, "deepseek2: the cached latent's width")
+      ->capture_default_str();
+  cmd->add_option("--v-head-dim", o.v_head_dim, "deepseek2: value head size (--head-dim is q/k)")
+      ->capture_default_str();
   cmd->add_option("--rot-dim", o.rot_dim, "rotated dims per head (0: the family's)")
       ->capture_default_str();
   cmd->add_option("--deepstack", o.n_deepstack, "qwen3vlmoe: layers taking deepstack features")
@@ -83,7 +91,7 @@ void add_make_test_model_command(CLI::App& app, CliContext& ctx) {
     if (!fam) {
       std::fprintf(stderr,
                    "error: unknown family '%s' (qwen3moe, qwen2moe, llama, qwen3, qwen3vlmoe, "
-                   "glm4moe, minimax-m2, gpt-oss)\n",
+                   "glm4moe, minimax-m2, gpt-oss, deepseek2)\n",
                    opts->family.c_str());
       ctx.exit_code = 2;
       return;

@@ -222,8 +222,8 @@ int run(RunOpts o) {
   const ImagePrompt& image_prompt = setup->image_prompt;
 
   const int64_t block = 16;
-  auto kv = KvCache::create(
-      *backend, {c.n_layer, c.n_kv_head, c.head_dim, block, (ctx + block - 1) / block, DType::F16});
+  auto kv =
+      KvCache::create(*backend, kv_cache_options(c, block, (ctx + block - 1) / block, DType::F16));
   if (!kv.ok()) return fail(kv.status());
   ForwardExecutor exec(**model, *backend, **kv);
   exec.set_tensor_parallel((*tp)->tp_comm(), (*tp)->plan().vocab_begin);

@@ -101,6 +101,11 @@ std::string check(const ModelConfig& cfg, const TensorTypeFn& type_of, int n) {
 
 Result<ShardPlan> make_shard_plan(const ModelConfig& cfg, const TensorTypeFn& type_of, int n_ranks,
                                   int rank) {
+  if (cfg.mla() && n_ranks > 1) {
+    return unimplemented(
+        "deepseek2 (multi-head latent attention) runs on one rank for now: its tensor-parallel "
+        "split is not implemented yet");
+  }
   if (std::string why = check(cfg, type_of, n_ranks); !why.empty()) {
     std::string ok;
     for (int n = 1; n <= 8; ++n) {

@@ -105,8 +105,7 @@ Status check_worker_memory(WorkerPrep& p, const TpModelSpec& spec, const TpWorke
   const ModelConfig& c = p.plan.local;
   RankMemoryNeed need;
   need.weights = shard_weight_bytes(*p.file, p.plan);
-  need.kv = static_cast<uint64_t>(2 * c.n_layer * c.n_kv_head * c.head_dim) *
-            (spec.kv_type == DType::F16 ? 2 : 4) *
+  need.kv = static_cast<uint64_t>(c.kv_values_per_token()) * (spec.kv_type == DType::F16 ? 2 : 4) *
             static_cast<uint64_t>(spec.n_blocks * spec.block_size);
   need.workspace = spec.workspace_bytes;
   need.reserve = spec.reserve_bytes;
@@ -124,8 +123,8 @@ Result<std::unique_ptr<WorkerModel>> load_worker_model(WorkerPrep& p, const TpMo
   ARC_ASSIGN_OR_RETURN(w->model, load_model_shard(std::move(*p.file), *w->backend, p.plan));
   const ModelConfig& c = w->model->config();
   ARC_ASSIGN_OR_RETURN(
-      w->kv, KvCache::create(*w->backend, {c.n_layer, c.n_kv_head, c.head_dim, spec.block_size,
-                                           spec.n_blocks, spec.kv_type}));
+      w->kv, KvCache::create(*w->backend,
+                             kv_cache_options(c, spec.block_size, spec.n_blocks, spec.kv_type)));
   return w;
 }
 

@@ -87,6 +87,18 @@ Hyperparameters read_hyperparameters(const File& f, const std::string& arch) {
   hp.sliding_window = f.get_int(p + "attention.sliding_window");
   hp.sliding_window_pattern = f.get_int(p + "attention.sliding_window_pattern");
   hp.attention_sinks = f.find_tensor("blk.0.attn_sinks.weight") != nullptr;
+  hp.q_lora_rank = f.get_int(p + "attention.q_lora_rank");
+  hp.kv_lora_rank = f.get_int(p + "attention.kv_lora_rank");
+  hp.key_length_mla = f.get_int(p + "attention.key_length_mla");
+  hp.value_length_mla = f.get_int(p + "attention.value_length_mla");
+  hp.expert_group_count = f.get_int(p + "expert_group_count");
+  hp.expert_group_used_count = f.get_int(p + "expert_group_used_count");
+  hp.rope_scaling_yarn_log_multiplier = f.get_float(p + "rope.scaling.yarn_log_multiplier");
+  if (hp.kv_lora_rank && hp.rope_dimension_count && hp.block_count) {
+    // One latent row and one rope key per token and forward layer (MTP layers are not run).
+    const int64_t layers = *hp.block_count - hp.nextn_predict_layers.value_or(0);
+    hp.mla_kv_bytes_per_token_f16 = layers * (*hp.kv_lora_rank + *hp.rope_dimension_count) * 2;
+  }
   return hp;
 }
 
@@ -261,7 +273,15 @@ nlohmann::json to_json(const ModelSummary& s) {
         {"nextn_predict_layers", opt(hp.nextn_predict_layers)},
         {"sliding_window", opt(hp.sliding_window)},
         {"sliding_window_pattern", opt(hp.sliding_window_pattern)},
-        {"attention_sinks", hp.attention_sinks}}},
+        {"attention_sinks", hp.attention_sinks},
+        {"q_lora_rank", opt(hp.q_lora_rank)},
+        {"kv_lora_rank", opt(hp.kv_lora_rank)},
+        {"key_length_mla", opt(hp.key_length_mla)},
+        {"value_length_mla", opt(hp.value_length_mla)},
+        {"mla_kv_bytes_per_token_f16", opt(hp.mla_kv_bytes_per_token_f16)},
+        {"expert_group_count", opt(hp.expert_group_count)},
+        {"expert_group_used_count", opt(hp.expert_group_used_count)},
+        {"rope_scaling_yarn_log_multiplier", opt(hp.rope_scaling_yarn_log_multiplier)}}},
       {"tokenizer",
        {{"model", valid_utf8(s.tokenizer.model)},
         {"pre", valid_utf8(s.tokenizer.pre)},

@@ -108,8 +108,9 @@ Result<std::unique_ptr<KvCache>> KvCache::create(Backend& backend, const KvCache
   const size_t bytes = kv->layer_bytes();
   for (int64_t l = 0; l < opt.n_layer; ++l) {
     ARC_ASSIGN_OR_RETURN(auto k, backend.alloc(bytes));
-    ARC_ASSIGN_OR_RETURN(auto v, backend.alloc(bytes));
     kv->k_.push_back(std::move(k));
+    if (opt.latent) continue;  // MLA: the latent row is both
+    ARC_ASSIGN_OR_RETURN(auto v, backend.alloc(bytes));
     kv->v_.push_back(std::move(v));
   }
   return kv;

@@ -250,6 +250,8 @@ void moe_ffn_block(LayerContext& c) {
   r.bias = bias.present() ? bias.f32() : nullptr;
   r.normalize = cfg.norm_topk;
   r.weight_scale = cfg.expert_weights_scale;
+  r.n_group = cfg.n_expert_group;
+  r.n_group_used = cfg.n_expert_group_used;
   r.ids = b.expert_ids;
   r.weights = b.expert_w;
   be.moe_route(r);

@@ -40,6 +40,12 @@ struct StepBuffers {
   const float* mrope_factors = nullptr;  // [3, rot_dim / 2]
   // Deepstack features of this step's tokens (zero rows for text tokens), null without images.
   const float* deepstack = nullptr;  // [n_deepstack, n_tokens, n_embd]
+  // Multi-head latent attention (config.mla()), null otherwise.
+  float* q_a = nullptr;    // [n_tokens, q_lora_rank]
+  float* lat = nullptr;    // [n_tokens, kv_lora_rank] the latent, then normalised
+  float* kpe = nullptr;    // [n_tokens, rot_dim] the shared rope key
+  float* q_lat = nullptr;  // [n_tokens, n_head, kv_lora_rank] absorbed queries
+  float* o_lat = nullptr;  // [n_tokens, n_head, kv_lora_rank] attention output, latent space
 };
 
 struct LayerContext {
@@ -62,6 +68,9 @@ struct LayerContext {
 // q/k norms (per head, or over the whole q and k: qk_norm_full) as the config says. Writes this
 // step's K/V into the cache.
 void attention_block(LayerContext& c);
+// Multi-head latent attention (deepseek2, mla_block.cpp): x += attn_output(v_b(attention over
+// the latent cache)) of rms_norm(x). Writes this step's latent and rope key into the cache.
+void mla_attention_block(LayerContext& c);
 // x += deepstack[layer] when the step carries image features and layer < n_deepstack.
 void deepstack_block(LayerContext& c);
 // x += down(silu(gate(xn)) * up(xn)), xn = rms_norm(x, ffn_norm).

@@ -177,6 +177,11 @@ Result<std::unique_ptr<Model>> Model::from_file(gguf::File file, Backend& backen
   if (!cfg.ok()) return cfg.status().with_context(path);
   m->cfg_ = *cfg;
   if (Status s = validate_tensors(m->file_, m->cfg_); !s.ok()) return s.with_context(path);
+  if (m->cfg_.mla() && !backend.has_mla_ops()) {
+    return unimplemented("the " + std::string(backend.name()) + " backend has no multi-head " +
+                         "latent attention (deepseek2) yet; run this model on the CPU backend")
+        .with_context(path);
+  }
 
   m->layers_.resize(static_cast<size_t>(m->cfg_.n_layer));
   std::vector<StreamedSplit> streamed;

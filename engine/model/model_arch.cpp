@@ -57,6 +57,18 @@ int64_t resolve_dim(const ModelConfig& c, Dim d) {
       return 2 * c.n_embd;
     case Dim::kHead:
       return c.n_head;
+    case Dim::kQLora:
+      return c.q_lora_rank;
+    case Dim::kKvLora:
+      return c.kv_lora_rank;
+    case Dim::kKvLoraRope:
+      return c.kv_lora_rank + c.rot_dim;
+    case Dim::kQkNope:
+      return c.qk_nope_dim();
+    case Dim::kVHead:
+      return c.v_head_dim;
+    case Dim::kQv:
+      return c.n_head * c.v_head_dim;
   }
   return 0;
 }
@@ -86,6 +98,10 @@ bool present(const ModelConfig& c, Presence p, int64_t layer) {
     case Presence::kNextn:
     case Presence::kNextnOptional:
       return mtp;
+    case Presence::kQLora:
+      return c.q_lora_rank > 0;
+    case Presence::kNoQLora:
+      return c.q_lora_rank == 0;
   }
   return false;
 }
@@ -152,6 +168,8 @@ const FamilyDef& family_def(Family f) {
       return minimax_m2_family();
     case Family::kGptOss:
       return gpt_oss_family();
+    case Family::kDeepSeek2:
+      return deepseek2_family();
   }
   return llama_family();
 }

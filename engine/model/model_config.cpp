@@ -27,13 +27,16 @@ std::string_view family_name(Family f) {
       return "minimax-m2";
     case Family::kGptOss:
       return "gpt-oss";
+    case Family::kDeepSeek2:
+      return "deepseek2";
   }
   return "unknown";
 }
 
 std::optional<Family> family_from_name(std::string_view arch) {
-  for (Family f : {Family::kLlama, Family::kQwen3, Family::kQwen2Moe, Family::kQwen3Moe,
-                   Family::kQwen3VlMoe, Family::kGlm4Moe, Family::kMiniMaxM2, Family::kGptOss}) {
+  for (Family f :
+       {Family::kLlama, Family::kQwen3, Family::kQwen2Moe, Family::kQwen3Moe, Family::kQwen3VlMoe,
+        Family::kGlm4Moe, Family::kMiniMaxM2, Family::kGptOss, Family::kDeepSeek2}) {
     if (family_name(f) == arch) return f;
   }
   return std::nullopt;
@@ -89,6 +92,22 @@ Status ModelConfig::validate() const {
   if (sliding_window < 0 || swa_period < 0) return bad("sliding window settings must be >= 0");
   if (!(swiglu_alpha > 0.0f) || !(swiglu_limit > 0.0f)) {
     return bad("clamped SwiGLU alpha and limit must be positive");
+  }
+  if (mla()) {
+    if (q_lora_rank < 0 || v_head_dim <= 0 || rot_dim >= head_dim || n_kv_head != 1) {
+      return bad("MLA needs value_length_mla > 0 and a rope part smaller than key_length_mla");
+    }
+  }
+  if (n_expert_group > 1) {
+    if (n_expert % n_expert_group != 0 || n_expert_group_used < 1 ||
+        n_expert_group_used > n_expert_group) {
+      return bad(
+          "expert_group_count must divide expert_count, and expert_group_used_count be "
+          "in [1, expert_group_count]");
+    }
+    if (n_expert_used > n_expert_group_used * (n_expert / n_expert_group)) {
+      return bad("expert_used_count exceeds the experts of expert_group_used_count groups");
+    }
   }
   if (n_deepstack < 0 || n_deepstack > n_layer) {
     return bad("n_deepstack_layers must be in [0, block_count]");
@@ -177,7 +196,8 @@ Status read_yarn(const gguf::File& f, const std::string& arch, ModelConfig& cfg)
   }
   float log_mul = 0.0f;
   ARC_RETURN_IF_ERROR(read_float(f, arch + ".rope.scaling.yarn_log_multiplier", log_mul));
-  if (log_mul != 0.0f) {
+  cfg.yarn_log_mul = log_mul;
+  if (log_mul != 0.0f && cfg.family != Family::kDeepSeek2) {
     return unimplemented(
         "YaRN with rope.scaling.yarn_log_multiplier (DeepSeek-style mscale) is "
         "not supported");
@@ -207,7 +227,7 @@ Result<ModelConfig> config_from_gguf(const gguf::File& file) {
   if (!fam) {
     return unimplemented("unsupported model architecture '" + arch +
                          "' (supported: llama, qwen3, qwen2moe, qwen3moe, qwen3vlmoe, glm4moe, "
-                         "minimax-m2, gpt-oss)");
+                         "minimax-m2, gpt-oss, deepseek2)");
   }
   ModelConfig cfg;
   cfg.family = *fam;
@@ -221,7 +241,7 @@ Result<ModelConfig> config_from_gguf(const gguf::File& file) {
   ARC_RETURN_IF_ERROR(read_int(file, arch, "attention.key_length", false, cfg.head_dim));
   int64_t v_len = cfg.head_dim;
   ARC_RETURN_IF_ERROR(read_int(file, arch, "attention.value_length", false, v_len));
-  if (v_len != cfg.head_dim) {
+  if (v_len != cfg.head_dim && *fam != Family::kDeepSeek2) {  // MLA reads its own lengths
     return unimplemented("attention.value_length " + std::to_string(v_len) +
                          " differs from key_length " + std::to_string(cfg.head_dim));
   }

@@ -91,6 +91,8 @@ float weight_scale(const TensorRef& ref, const ModelConfig& cfg) {
       return 0.2f;
     case TensorRole::kFfnShexpGate:
       return 1.0f / std::sqrt(n_in);
+    case TensorRole::kAttnKB:  // stored transposed: k_nope sums over the latent (shape[1])
+      return 1.0f / std::sqrt(static_cast<float>(ref.shape[1]));
     case TensorRole::kFfnExpProbsB:
       return 0.1f;  // of the order of the sigmoid scores' gaps: changes some selections
     case TensorRole::kAttnSinks:
@@ -111,7 +113,8 @@ bool is_norm(TensorRole r) {
   return r == TensorRole::kOutputNorm || r == TensorRole::kAttnNorm || r == TensorRole::kFfnNorm ||
          r == TensorRole::kAttnQNorm || r == TensorRole::kAttnKNorm ||
          r == TensorRole::kNextnEnorm || r == TensorRole::kNextnHnorm ||
-         r == TensorRole::kNextnSharedHeadNorm;
+         r == TensorRole::kNextnSharedHeadNorm || r == TensorRole::kAttnQANorm ||
+         r == TensorRole::kAttnKvANorm;
 }
 
 // The first layer's tensors by role, for TestModelOptions::repeat_weights.
@@ -326,7 +329,8 @@ Result<gguf::Writer> make_writer(const TestModelOptions& o) {
   cfg.tied_embeddings = o.tied_embeddings;
   const bool moe_family = o.family == Family::kQwen3Moe || o.family == Family::kQwen2Moe ||
                           o.family == Family::kQwen3VlMoe || o.family == Family::kGlm4Moe ||
-                          o.family == Family::kMiniMaxM2 || o.family == Family::kGptOss;
+                          o.family == Family::kMiniMaxM2 || o.family == Family::kGptOss ||
+                          o.family == Family::kDeepSeek2;
   if (!o.experts_type.empty()) {
     auto t = dtype_from_name(o.experts_type);
     if (!t || !kernels::can_quantize(*t)) {
@@ -368,6 +372,21 @@ Result<gguf::Writer> make_writer(const TestModelOptions& o) {
       cfg.router_sigmoid = true;
       cfg.rot_dim = o.head_dim / 2;
       break;
+    case Family::kDeepSeek2:  // DeepSeek-V3's shape, scaled down
+      cfg.ffn = FfnKind::kMoeShared;
+      cfg.n_kv_head = 1;
+      cfg.rot_dim = std::max<int64_t>(2, o.head_dim / 3 / 2 * 2);
+      cfg.q_lora_rank = std::max<int64_t>(o.q_lora_rank, 0);
+      cfg.kv_lora_rank = o.kv_lora_rank;
+      cfg.v_head_dim = o.v_head_dim;
+      cfg.n_dense_lead = std::clamp<int64_t>(o.n_dense_lead, 0, o.n_layer);
+      cfg.router_sigmoid = true;
+      cfg.expert_weights_scale = 2.5f;  // DeepSeek-V3's routed_scaling_factor
+      if (n_expert % 4 == 0 && o.n_expert_used <= 2 * (n_expert / 4)) {
+        cfg.n_expert_group = 4;
+        cfg.n_expert_group_used = 2;
+      }
+      break;
     case Family::kGptOss:  // the rest of its tensors are always present (family table)
       cfg.ffn = FfnKind::kMoe;
       cfg.qkv_bias = true;
@@ -380,7 +399,8 @@ Result<gguf::Writer> make_writer(const TestModelOptions& o) {
     cfg.n_expert_used = o.n_expert_used;
     cfg.n_ff_exp = o.n_ff_exp;
     if (cfg.ffn == FfnKind::kMoeShared) {
-      cfg.n_ff_shexp = o.family == Family::kGlm4Moe ? o.n_ff_exp : o.n_ff_shexp;
+      const bool one_shared = o.family == Family::kGlm4Moe || o.family == Family::kDeepSeek2;
+      cfg.n_ff_shexp = one_shared ? o.n_ff_exp : o.n_ff_shexp;
     }
     if (cfg.n_dense_lead > 0) cfg.n_ff = o.n_ff;
   } else {
@@ -449,6 +469,30 @@ Result<gguf::Writer> make_writer(const TestModelOptions& o) {
     w.set(a + ".expert_weights_scale", gguf::Value::f32(cfg.expert_weights_scale));
     w.set(a + ".expert_weights_norm", gguf::Value::boolean(true));
     w.set(a + ".nextn_predict_layers", u32(cfg.n_nextn));
+  } else if (o.family == Family::kDeepSeek2) {  // the keys of llama.cpp's current converter
+    w.set(a + ".feed_forward_length", u32(o.n_ff));
+    w.set(a + ".expert_feed_forward_length", u32(cfg.n_ff_exp));
+    w.set(a + ".expert_shared_count", u32(1));
+    w.set(a + ".leading_dense_block_count", u32(cfg.n_dense_lead));
+    w.set(a + ".expert_gating_func", u32(2));  // sigmoid
+    w.set(a + ".expert_weights_scale", gguf::Value::f32(cfg.expert_weights_scale));
+    w.set(a + ".expert_weights_norm", gguf::Value::boolean(true));
+    if (cfg.n_expert_group > 1) {
+      w.set(a + ".expert_group_count", u32(cfg.n_expert_group));
+      w.set(a + ".expert_group_used_count", u32(cfg.n_expert_group_used));
+    }
+    if (cfg.q_lora_rank > 0) w.set(a + ".attention.q_lora_rank", u32(cfg.q_lora_rank));
+    w.set(a + ".attention.kv_lora_rank", u32(cfg.kv_lora_rank));
+    // MLA as MQA: the cache's key (latent + rope key) and value (latent) lengths, then the heads'.
+    w.set(a + ".attention.key_length", u32(cfg.kv_lora_rank + cfg.rot_dim));
+    w.set(a + ".attention.value_length", u32(cfg.kv_lora_rank));
+    w.set(a + ".attention.key_length_mla", u32(cfg.head_dim));
+    w.set(a + ".attention.value_length_mla", u32(cfg.v_head_dim));
+    w.set(a + ".rope.scaling.type", gguf::Value::str("yarn"));
+    w.set(a + ".rope.scaling.factor", gguf::Value::f32(40.0f));
+    w.set(a + ".rope.scaling.original_context_length", u32(4096));
+    w.set(a + ".rope.scaling.yarn_log_multiplier", gguf::Value::f32(0.1f));
+    w.set(a + ".rope.freq_base", gguf::Value::f32(10000.0f));
   } else if (o.family == Family::kMiniMaxM2) {  // the converter writes intermediate_size twice
     w.set(a + ".feed_forward_length", u32(cfg.n_ff_exp));  // llama.cpp sizes experts by it
     w.set(a + ".expert_feed_forward_length", u32(cfg.n_ff_exp));

@@ -44,6 +44,13 @@ struct TestModelOptions {
   // The routed experts' matrices in their own type (gpt-oss ships MXFP4 experts); empty: `type`.
   std::string experts_type;
   int64_t sliding_window = 0;  // gpt-oss: tokens a sliding-window layer sees (0: 128)
+  // deepseek2 (MLA): head_dim is the q/k head (no-rope + rope parts), rot_dim its rope part
+  // (0: a third, as DeepSeek's 64 of 192); q_lora_rank 0 writes attn_q (V2-Lite style).
+  // Experts form 4 groups of which 2 compete (DeepSeek-V3's 8 and 4, scaled) when the counts
+  // allow. YaRN as DeepSeek-V3's: factor 40 over 4096, yarn_log_multiplier 0.1.
+  int64_t q_lora_rank = 48;
+  int64_t kv_lora_rank = 32;
+  int64_t v_head_dim = 16;
   bool tied_embeddings = true;
   std::string tokenizer_fixture;  // qwen3, llama3, deepseek_v3, gptoss: real vocabulary
   std::string fixtures_dir;       // folder holding tokenizers/<name>/tokenizer.json

@@ -149,6 +149,20 @@ class CpuBackend : public Backend {
   }
 
   // Vision encoder ops.
+  bool has_mla_ops() const override { return true; }
+  void mla_kv_store(const kernels::MlaKvStoreArgs& a) override {
+    if (!kernels::mla_kv_type_ok(a.kv_type)) {
+      fail("mla_kv_store: the latent cache must be F16 or F32");
+      return;
+    }
+    kernels::mla_kv_store(a);
+  }
+  void mla_attention(const kernels::MlaAttentionArgs& a) override {
+    if (!kernels::mla_attention(a, &pool_)) {
+      fail("mla_attention: unsupported cache type or block size (F16/F32, blocks <= 256)");
+    }
+  }
+
   bool has_vision_ops() const override { return true; }
   void layer_norm(const float* x, const float* w, const float* b, float* y, int64_t n_rows,
                   int64_t d, float eps) override {

@@ -68,6 +68,9 @@ class CudaBackend final : public Backend,
   void moe_route(const kernels::RouterArgs& a) override;
   void moe_ffn(const kernels::MoeFfnArgs& a) override;
   // Vision encoder ops (cuda_backend_vision.cpp).
+  bool has_mla_ops() const override { return true; }
+  void mla_kv_store(const kernels::MlaKvStoreArgs& a) override;
+  void mla_attention(const kernels::MlaAttentionArgs& a) override;
   bool has_vision_ops() const override { return true; }
   void layer_norm(const float* x, const float* w, const float* b, float* y, int64_t n_rows,
                   int64_t d, float eps) override;

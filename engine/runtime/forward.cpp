@@ -131,7 +131,14 @@ struct ForwardExecutor::Impl {
       ARC_ASSIGN_OR_RETURN(buf.q, make<float>(n * c.q_dim()));
       ARC_ASSIGN_OR_RETURN(buf.k, make<float>(n * c.kv_dim()));
       ARC_ASSIGN_OR_RETURN(buf.v, make<float>(n * c.kv_dim()));
-      ARC_ASSIGN_OR_RETURN(buf.attn, make<float>(n * c.q_dim()));
+      ARC_ASSIGN_OR_RETURN(buf.attn, make<float>(n * std::max(c.q_dim(), c.n_head * c.v_head_dim)));
+      if (c.mla()) {
+        ARC_ASSIGN_OR_RETURN(buf.q_a, make<float>(n * c.q_lora_rank));
+        ARC_ASSIGN_OR_RETURN(buf.lat, make<float>(n * c.kv_lora_rank));
+        ARC_ASSIGN_OR_RETURN(buf.kpe, make<float>(n * c.rot_dim));
+        ARC_ASSIGN_OR_RETURN(buf.q_lat, make<float>(n * c.n_head * c.kv_lora_rank));
+        ARC_ASSIGN_OR_RETURN(buf.o_lat, make<float>(n * c.n_head * c.kv_lora_rank));
+      }
       ARC_ASSIGN_OR_RETURN(buf.out, make<float>(n * c.n_embd));
       ARC_ASSIGN_OR_RETURN(buf.gate, make<float>(n * ff));
       ARC_ASSIGN_OR_RETURN(buf.up, make<float>(n * ff));

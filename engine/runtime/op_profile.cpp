@@ -87,6 +87,13 @@ class ProfilingBackend final : public Backend {
   void paged_attention(const kernels::PagedAttentionArgs& a) override {
     time("paged_attention", [&] { in_.paged_attention(a); });
   }
+  bool has_mla_ops() const override { return in_.has_mla_ops(); }
+  void mla_kv_store(const kernels::MlaKvStoreArgs& a) override {
+    time("mla_kv_store", [&] { in_.mla_kv_store(a); });
+  }
+  void mla_attention(const kernels::MlaAttentionArgs& a) override {
+    time("mla_attention", [&] { in_.mla_attention(a); });
+  }
   void moe_route(const kernels::RouterArgs& a) override {
     time("moe_route", [&] { in_.moe_route(a); });
   }

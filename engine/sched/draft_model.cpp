@@ -13,8 +13,7 @@ namespace arc {
 namespace {
 
 uint64_t kv_bytes_per_token(const ModelConfig& c, DType t) {
-  return static_cast<uint64_t>(2 * c.n_layer * c.n_kv_head * c.head_dim) *
-         (t == DType::F16 ? 2 : 4);
+  return static_cast<uint64_t>(c.kv_values_per_token()) * (t == DType::F16 ? 2 : 4);
 }
 
 }  // namespace

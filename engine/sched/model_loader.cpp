@@ -91,8 +91,7 @@ uint64_t workspace_bytes(const EngineOptions& opt, int max_parallel, const Model
 }
 
 uint64_t kv_bytes_per_token(DType kv_type, const ModelConfig& c) {
-  return static_cast<uint64_t>(2 * c.n_layer * c.n_kv_head * c.head_dim) *
-         (kv_type == DType::F16 ? 2 : 4);
+  return static_cast<uint64_t>(c.kv_values_per_token()) * (kv_type == DType::F16 ? 2 : 4);
 }
 
 // The drafter `spec` asks for, into `so`; what cannot run here runs without speculation and
@@ -346,8 +345,8 @@ Result<std::shared_ptr<LoadedModel>> load_model(EngineService::Impl& m, const st
                          static_cast<uint64_t>(ctx_size) * settings.max_parallel));
   kv_tokens = std::max(kv_tokens, ctx_size);
   const int64_t block = m.opt.kv_block_size;
-  KvCacheOptions kvo{
-      c.n_layer, c.n_kv_head, c.head_dim, block, (kv_tokens + block - 1) / block, settings.kv_type};
+  const KvCacheOptions kvo =
+      kv_cache_options(c, block, (kv_tokens + block - 1) / block, settings.kv_type);
   auto kv = KvCache::create(*l->backend, kvo);
   if (!kv.ok()) return kv.status();
   l->kv = std::move(*kv);

@@ -24,6 +24,43 @@
 
 namespace arc::kernels {
 
+namespace {
+
+// Group-limited selection (RouterArgs::n_group): a group scores the sum of its two best
+// selection scores; the experts of all but the n_group_used best groups (lower index on ties)
+// get -inf. `order` is scratch of n_expert entries (n_group <= n_expert).
+void mask_groups(const RouterArgs& a, float* select, int32_t* order) {
+  const int64_t per = a.n_expert / a.n_group;
+  float gs[512];  // n_group <= n_expert <= 512 on this path; larger counts use the heap below
+  std::vector<float> heap;
+  float* g_score = gs;
+  if (a.n_group > 512) {
+    heap.resize(static_cast<size_t>(a.n_group));
+    g_score = heap.data();
+  }
+  for (int64_t g = 0; g < a.n_group; ++g) {
+    float b0 = -INFINITY, b1 = -INFINITY;
+    for (int64_t e = g * per; e < (g + 1) * per; ++e) {
+      const float v = select[e];
+      if (v > b0) {
+        b1 = b0;
+        b0 = v;
+      } else if (v > b1) {
+        b1 = v;
+      }
+    }
+    g_score[g] = per > 1 ? b0 + b1 : b0;
+  }
+  std::iota(order, order + a.n_group, 0);
+  std::stable_sort(order, order + a.n_group,
+                   [&](int32_t x, int32_t y) { return g_score[x] > g_score[y]; });
+  for (int64_t j = a.n_group_used; j < a.n_group; ++j) {
+    for (int64_t e = order[j] * per; e < (order[j] + 1) * per; ++e) select[e] = -INFINITY;
+  }
+}
+
+}  // namespace
+
 void moe_route(const RouterArgs& a) {
   // Scratch on the stack for every expert count in use (up to 512): a decode step routes once
   // per layer, and three heap vectors per call cost about a seventh of this op's time.
@@ -56,6 +93,7 @@ void moe_route(const RouterArgs& a) {
         select[e] = prob[e] + (a.bias ? a.bias[e] : 0.0f);
       }
     }
+    if (a.n_group > 1 && a.n_group_used < a.n_group) mask_groups(a, select, order);
     std::iota(order, order + a.n_expert, 0);
     std::partial_sort(order, order + k, order + a.n_expert, [&](int32_t x, int32_t y) {
       return select[x] > select[y] || (select[x] == select[y] && x < y);

@@ -36,6 +36,39 @@ __global__ void route_kernel(RouterArgs a, int64_t k) {
     }
   }
   __syncwarp();
+  if (a.n_group > 1 && a.n_group_used < a.n_group) {
+    // Group-limited selection: a group scores the sum of its two best selection scores; lane 0
+    // keeps the n_group_used best (lower index on ties, marked NaN), the other groups' experts
+    // drop out.
+    float* gs = sh + 2 * a.n_expert;  // [n_group]
+    const int64_t per = a.n_expert / a.n_group;
+    for (int64_t g = lane; g < a.n_group; g += kWarp) {
+      float b0 = -INFINITY, b1 = -INFINITY;
+      for (int64_t e = g * per; e < (g + 1) * per; ++e) {
+        const float v = sel[e];
+        if (v > b0) {
+          b1 = b0;
+          b0 = v;
+        } else if (v > b1) {
+          b1 = v;
+        }
+      }
+      gs[g] = per > 1 ? b0 + b1 : b0;
+    }
+    __syncwarp();
+    if (lane == 0) {
+      for (int64_t j = 0; j < a.n_group_used; ++j) {
+        int64_t best = -1;
+        for (int64_t g = 0; g < a.n_group; ++g)
+          if (!isnan(gs[g]) && (best < 0 || gs[g] > gs[best])) best = g;
+        if (best >= 0) gs[best] = NAN;
+      }
+    }
+    __syncwarp();
+    for (int64_t e = lane; e < a.n_expert; e += kWarp)
+      if (!isnan(gs[e / per])) sel[e] = -INFINITY;
+    __syncwarp();
+  }
   int32_t chosen[kMaxK];
   float wsum = 0.0f;
   for (int64_t j = 0; j < k; ++j) {
@@ -349,9 +382,11 @@ bool moe_route(const Context& ctx, const RouterArgs& a) {
   if (a.n_tokens < 0 || a.n_tokens > 0x7fffffff || a.n_expert <= 0 || a.k <= 0 ||
       a.k > detail::kMaxK || a.n_expert > 6 * 1024)
     return false;
+  if (a.n_group > 1 && (a.n_expert % a.n_group != 0 || a.n_group_used < 1)) return false;
   if (a.n_tokens == 0) return true;
   const int64_t k = std::min(a.k, a.n_expert);
-  const size_t smem = static_cast<size_t>(2 * a.n_expert) * sizeof(float);
+  const size_t smem =
+      static_cast<size_t>(2 * a.n_expert + std::max<int64_t>(a.n_group, 1)) * sizeof(float);
   ARC_LAUNCH(static_cast<unsigned>(a.n_tokens), detail::kWarp, smem, ctx.stream,
              detail::route_kernel)
   (a, k);

@@ -1,6 +1,7 @@
 // Scalar oracles for moe.h: routing in double, expert FFNs through ref::matmul.
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <numeric>
 #include <vector>
 
@@ -26,6 +27,23 @@ void moe_route(const RouterArgs& a) {
       for (int64_t e = 0; e < a.n_expert; ++e) {
         prob[e] = 1.0 / (1.0 + std::exp(-static_cast<double>(logit[e])));
         select[e] = prob[e] + (a.bias ? a.bias[e] : 0.0f);
+      }
+    }
+    if (a.n_group > 1 && a.n_group_used < a.n_group) {
+      // Group score: the sum of the group's two best selection scores; the n_group_used best
+      // groups (lower index on ties) keep their experts, the others drop out.
+      const int64_t per = a.n_expert / a.n_group;
+      std::vector<double> gs(static_cast<size_t>(a.n_group));
+      for (int64_t g = 0; g < a.n_group; ++g) {
+        std::vector<double> v(select.begin() + g * per, select.begin() + (g + 1) * per);
+        std::sort(v.begin(), v.end(), std::greater<>());
+        gs[g] = v[0] + (per > 1 ? v[1] : 0.0);
+      }
+      std::vector<int64_t> go(static_cast<size_t>(a.n_group));
+      std::iota(go.begin(), go.end(), 0);
+      std::stable_sort(go.begin(), go.end(), [&](int64_t x, int64_t y) { return gs[x] > gs[y]; });
+      for (int64_t j = a.n_group_used; j < a.n_group; ++j) {
+        for (int64_t e = go[j] * per; e < (go[j] + 1) * per; ++e) select[e] = -INFINITY;
       }
     }
     // Highest selection score first; ties go to the lower expert id.

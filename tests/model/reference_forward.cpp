@@ -45,6 +45,11 @@ ReferenceModel::ReferenceModel(const gguf::File& f) : arch_(f.architecture()) {
     yarn_beta_fast_ = f.get_float(arch_ + ".rope.scaling.yarn_beta_fast").value_or(32.0);
     yarn_beta_slow_ = f.get_float(arch_ + ".rope.scaling.yarn_beta_slow").value_or(1.0);
   }
+  if (arch_ == "deepseek2") {
+    n_layer_ = geti("block_count", 0) - geti("nextn_predict_layers", 0);
+    neox_ = false;
+    read_mla(f);
+  }
   for (const gguf::TensorInfo& ti : f.tensors()) {
     Mat m;
     m.cols = ti.shape[0];
@@ -159,6 +164,23 @@ std::vector<double> ReferenceModel::ffn(const std::string& p, const std::vector<
     for (double& l : score) l /= sum;
     select = score;
   }
+  if (n_group_ > 1 && n_group_used_ < n_group_) {
+    // DeepSeek-V3's group-limited choice: a group scores the sum of its two best selection
+    // scores; only the n_group_used_ best groups' experts compete (lower group first on ties).
+    const int64_t per = n_expert_ / n_group_;
+    std::vector<double> gs(static_cast<size_t>(n_group_));
+    for (int64_t g = 0; g < n_group_; ++g) {
+      std::vector<double> m(select.begin() + g * per, select.begin() + (g + 1) * per);
+      std::sort(m.rbegin(), m.rend());
+      gs[g] = m[0] + (per > 1 ? m[1] : 0.0);
+    }
+    std::vector<int64_t> gi(static_cast<size_t>(n_group_));
+    std::iota(gi.begin(), gi.end(), 0);
+    std::stable_sort(gi.begin(), gi.end(), [&](int64_t a, int64_t b) { return gs[a] > gs[b]; });
+    for (int64_t j = n_group_used_; j < n_group_; ++j) {
+      for (int64_t e = gi[j] * per; e < (gi[j] + 1) * per; ++e) select[e] = -1e300;
+    }
+  }
   std::vector<int64_t> idx(static_cast<size_t>(n_expert_));
   std::iota(idx.begin(), idx.end(), 0);
   std::stable_sort(idx.begin(), idx.end(),
@@ -202,8 +224,14 @@ std::vector<std::vector<double>> ReferenceModel::forward(const std::vector<int32
     // Sliding-window layers see the last swa_ positions; sinks join each softmax (gpt-oss).
     const bool swa = swa_ > 0 && l % swa_period_ < swa_period_ - 1;
     const Mat* sinks = has(p + "attn_sinks.weight") ? &t(p + "attn_sinks.weight") : nullptr;
+    if (arch_ == "deepseek2") {
+      const auto o = mla_attention(p, x);
+      for (int64_t i = 0; i < n; ++i) {
+        for (int64_t c = 0; c < n_embd_; ++c) x[i][c] += o[i][c];
+      }
+    }
     std::vector<std::vector<double>> q(n), k(n), v(n);
-    for (int64_t i = 0; i < n; ++i) {
+    for (int64_t i = 0; i < n && arch_ != "deepseek2"; ++i) {
       const std::vector<double> h = rms(x[i], &t(p + "attn_norm.weight"), 0, n_embd_);
       q[i] = matvec(t(p + "attn_q.weight"), h);
       k[i] = matvec(t(p + "attn_k.weight"), h);
@@ -231,7 +259,7 @@ std::vector<std::vector<double>> ReferenceModel::forward(const std::vector<int32
       rope(q[i], n_head_, pos[i]);
       rope(k[i], n_kv_, pos[i]);
     }
-    for (int64_t i = 0; i < n; ++i) {
+    for (int64_t i = 0; i < n && arch_ != "deepseek2"; ++i) {
       std::vector<double> att(static_cast<size_t>(n_head_ * hd_), 0.0);
       for (int64_t h = 0; h < n_head_; ++h) {
         const int64_t kh = h / group;

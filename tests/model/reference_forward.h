@@ -48,6 +48,12 @@ class ReferenceModel {
   // MoE FFN with router bias, top-k softmax and biased experts with the clamped SwiGLU.
   double rope_angle(int64_t pos, int64_t i) const;
   std::vector<double> ffn_gpt_oss(const std::string& p, const std::vector<double>& x) const;
+  // deepseek2 (reference_deepseek2.cpp): its metadata, the interleaved magnitude-1 rotation of
+  // n_rot_ values, and the MLA output of layer prefix p for every token ([n][n_embd]).
+  void read_mla(const gguf::File& f);
+  void rope_mla(double* v, int64_t pos) const;
+  std::vector<std::vector<double>> mla_attention(const std::string& p,
+                                                 const std::vector<std::vector<double>>& x) const;
 
   std::string arch_;
   int64_t n_layer_ = 0, n_embd_ = 0, n_head_ = 0, n_kv_ = 0, hd_ = 0, n_vocab_ = 0;
@@ -65,6 +71,10 @@ class ReferenceModel {
   // gpt-oss: sliding window on layers l % swa_period_ < swa_period_ - 1; YaRN (factor 0: none).
   int64_t swa_ = 0, swa_period_ = 0;
   double yarn_factor_ = 0.0, yarn_orig_ctx_ = 0.0, yarn_beta_fast_ = 32.0, yarn_beta_slow_ = 1.0;
+  // deepseek2: q / kv LoRA ranks, value head size, softmax scale; group-limited routing
+  // (n_group_ groups scored by the sum of their two best, n_group_used_ kept).
+  int64_t q_lora_ = 0, kv_lora_ = 0, v_hd_ = 0, n_group_ = 1, n_group_used_ = 1;
+  double mla_scale_ = 0.0;
   std::map<std::string, Mat> w_;
 };
 

@@ -31,7 +31,7 @@ inline Result<Engine> make_engine(const TestModelOptions& o, int threads = 1,
   e.backend = make_cpu_backend(threads);
   ARC_ASSIGN_OR_RETURN(e.model, Model::from_file(std::move(f), *e.backend));
   const ModelConfig& c = e.model->config();
-  KvCacheOptions kvo{c.n_layer, c.n_kv_head, c.head_dim, block_size, 64, kv_type};
+  const KvCacheOptions kvo = kv_cache_options(c, block_size, 64, kv_type);
   ARC_ASSIGN_OR_RETURN(e.kv, KvCache::create(*e.backend, kvo));
   e.exec = std::make_unique<ForwardExecutor>(*e.model, *e.backend, *e.kv);
   return e;

@@ -30,7 +30,7 @@ Result<Engine> engine_on(std::vector<uint8_t> bytes, std::unique_ptr<Backend> ba
   ARC_ASSIGN_OR_RETURN(gguf::File f, gguf::File::parse(e.bytes, "test-model"));
   ARC_ASSIGN_OR_RETURN(e.model, Model::from_file(std::move(f), *e.backend));
   const ModelConfig& c = e.model->config();
-  KvCacheOptions kvo{c.n_layer, c.n_kv_head, c.head_dim, 16, 64, DType::F16};
+  const KvCacheOptions kvo = kv_cache_options(c, 16, 64, DType::F16);
   ARC_ASSIGN_OR_RETURN(e.kv, KvCache::create(*e.backend, kvo));
   e.exec = std::make_unique<ForwardExecutor>(*e.model, *e.backend, *e.kv);
   return e;
@@ -101,7 +101,13 @@ class CudaVsCpu : public ::testing::TestWithParam<ModelCase> {};
 TEST_P(CudaVsCpu, LogitsAndGreedyTokensMatch) {
   const ModelCase c = GetParam();
   ARC_CUDA_OR_SKIP(cuda, /*graphs=*/true);
-  auto bytes = build_test_model(tiny_model(c));
+  TestModelOptions o = tiny_model(c);
+  // MLA chains five products per attention and YaRN's mscale^2 sharpens its softmax: three
+  // layers, as in deepseek2_test.cpp. (deepseek2 Q4_K_M: logits within the quantized tolerance,
+  // but its flat tiny-model logits give 4 near-tie greedy flips, over this suite's limit of 2;
+  // the MLA kernels are covered in test_cuda_kernels.)
+  if (c.family == Family::kDeepSeek2) o.n_layer = 3;
+  auto bytes = build_test_model(o);
   ASSERT_TRUE(bytes.ok()) << bytes.status().to_string();
   auto g = engine_on(*bytes, std::move(cuda));
   ASSERT_TRUE(g.ok()) << g.status().to_string();
@@ -118,10 +124,13 @@ TEST_P(CudaVsCpu, LogitsAndGreedyTokensMatch) {
   // quantize activations differently (~0.5%).
   const bool exact = std::string(c.type) == "F32" || std::string(c.type) == "F16";
   const double tol = exact ? 2e-3 : 0.08;
+  // The prefill products take F16 tensor-core inputs: over MLA's longer chain deepseek2's F32
+  // prefill rows differ by up to 2.3e-3 (GLM's by 1.5e-3); its decode rows by 6e-4.
+  const double prefill_tol = exact && c.family == Family::kDeepSeek2 ? 4e-3 : tol;
   for (size_t i = 0; i < got.prefill.size() / v; ++i) {
     const double scale = std::max(1.0, max_abs(want.prefill.data() + i * v, v));
     for (int64_t t = 0; t < v; ++t) {
-      ASSERT_NEAR(got.prefill[i * v + t], want.prefill[i * v + t], tol * scale)
+      ASSERT_NEAR(got.prefill[i * v + t], want.prefill[i * v + t], prefill_tol * scale)
           << c.name << " prefill token " << i << " logit " << t;
     }
   }
@@ -187,6 +196,7 @@ INSTANTIATE_TEST_SUITE_P(
                       ModelCase{"glm4moe_q4km", Family::kGlm4Moe, 8, "Q4_K_M"},
                       ModelCase{"minimax_m2_f32", Family::kMiniMaxM2, 8, "F32"},
                       ModelCase{"minimax_m2_q4km", Family::kMiniMaxM2, 8, "Q4_K_M"},
+                      ModelCase{"deepseek2_f32", Family::kDeepSeek2, 8, "F32"},
                       // gpt-oss at the quantized tolerance: its F32 logits differ by up to
                       // 5e-3 of their scale between the devices, from the F16 tensor-core
                       // products of prefill chunks over 8 tokens and from F16 K/V with a V bias

@@ -16,6 +16,7 @@
 
 #include "arc/kernels/attention.h"
 #include "arc/kernels/matmul.h"
+#include "arc/kernels/mla.h"
 #include "arc/kernels/moe.h"
 #include "arc/kernels/ops.h"
 #include "arc/kernels/vision_ops.h"
@@ -89,6 +90,13 @@ class Backend {
   virtual void paged_attention(const kernels::PagedAttentionArgs& a) = 0;
   virtual void moe_route(const kernels::RouterArgs& a) = 0;
   virtual void moe_ffn(const kernels::MoeFfnArgs& a) = 0;
+
+  // Multi-head latent attention (deepseek2; shapes in arc/kernels/mla.h). Optional: a backend
+  // that has them answers has_mla_ops() true and overrides both; the defaults enqueue nothing,
+  // and loading an MLA model on a backend without them is refused.
+  virtual bool has_mla_ops() const { return false; }
+  virtual void mla_kv_store(const kernels::MlaKvStoreArgs& /*a*/) {}
+  virtual void mla_attention(const kernels::MlaAttentionArgs& /*a*/) {}
 
   // Ops of the vision encoder (ViT blocks; shapes in arc/kernels/vision_ops.h). Optional: a
   // backend that has them (CPU, CUDA) answers has_vision_ops() true and overrides all five; the

@@ -49,6 +49,13 @@ struct Hyperparameters {
   std::optional<int64_t> sliding_window;          // attention.sliding_window (gpt-oss: 128)
   std::optional<int64_t> sliding_window_pattern;  // every Nth layer full attention
   bool attention_sinks = false;                   // blk.0.attn_sinks.weight present
+  // Multi-head latent attention (deepseek2): LoRA ranks, the heads' q/k and v sizes, the KV
+  // cache's bytes per token at F16 (latent + rope key per layer), group-limited routing, YaRN's
+  // softmax-scale multiplier.
+  std::optional<int64_t> q_lora_rank, kv_lora_rank, key_length_mla, value_length_mla;
+  std::optional<int64_t> mla_kv_bytes_per_token_f16;
+  std::optional<int64_t> expert_group_count, expert_group_used_count;
+  std::optional<double> rope_scaling_yarn_log_multiplier;
 };
 
 struct ModelSummary {

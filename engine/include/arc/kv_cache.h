@@ -12,6 +12,7 @@
 
 #include "arc/backend.h"
 #include "arc/kernels/dtype.h"
+#include "arc/model_config.h"
 #include "arc/status.h"
 
 namespace arc {
@@ -64,18 +65,34 @@ struct KvCacheOptions {
   int64_t block_size = 16;
   int64_t n_blocks = 0;
   DType type = DType::F16;  // F16 or F32
+  // Multi-head latent attention: one pool per layer of head_dim values per token (the latent and
+  // the rope key, kernels/mla.h), n_kv_head 1, and no V pool.
+  bool latent = false;
 };
+
+// The pool a model needs: K and V of n_kv_head x head_dim per token and layer, or for MLA one
+// row of kv_lora_rank + rot_dim.
+inline KvCacheOptions kv_cache_options(const ModelConfig& c, int64_t block_size, int64_t n_blocks,
+                                       DType type) {
+  KvCacheOptions o{c.n_layer, c.n_kv_head, c.head_dim, block_size, n_blocks, type};
+  if (c.mla()) {
+    o.n_kv_head = 1;
+    o.head_dim = c.kv_lora_rank + c.rot_dim;
+    o.latent = true;
+  }
+  return o;
+}
 
 class KvCache {
  public:
   static Result<std::unique_ptr<KvCache>> create(Backend& backend, const KvCacheOptions& opt);
 
   const KvCacheOptions& options() const { return opt_; }
-  // Bytes of one layer's K (or V) pool: n_blocks * block_size * n_kv_head * head_dim values, in
-  // the order of the backend's layout (kernels::KvLayout).
+  // Bytes of one layer's K (or V, or latent) pool: n_blocks * block_size * n_kv_head * head_dim
+  // values, in the order of the backend's layout (kernels::KvLayout).
   size_t layer_bytes() const;
   void* k(int64_t layer) { return k_[layer]->data(); }
-  void* v(int64_t layer) { return v_[layer]->data(); }
+  void* v(int64_t layer) { return opt_.latent ? nullptr : v_[layer]->data(); }
 
   // Sequences: ids are small integers reused after free.
   int32_t add_sequence();

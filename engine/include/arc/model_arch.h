@@ -58,6 +58,14 @@ enum class TensorRole : int {
   kFfnGateExpsBias,  // [n_expert rows of n_ff_exp]
   kFfnUpExpsBias,    // [n_expert rows of n_ff_exp]
   kFfnDownExpsBias,  // [n_expert rows of n_embd]
+  // deepseek2 (multi-head latent attention)
+  kAttnQA,       // [q_lora_rank rows of n_embd]
+  kAttnQANorm,   // [q_lora_rank]
+  kAttnQB,       // [n_head * head_dim rows of q_lora_rank]
+  kAttnKvAMqa,   // [kv_lora_rank + rot_dim rows of n_embd]: latent, then the rope key
+  kAttnKvANorm,  // [kv_lora_rank]
+  kAttnKB,       // [n_head][kv_lora_rank rows of qk_nope_dim]: k_nope's up-projection, transposed
+  kAttnVB,       // [n_head][v_head_dim rows of kv_lora_rank]
   kCount
 };
 
@@ -76,6 +84,13 @@ enum class Dim : uint8_t {
   kOne,
   kEmbd2,  // 2 * n_embd (nextn eh_proj input)
   kHead,   // n_head
+  // deepseek2
+  kQLora,       // q_lora_rank
+  kKvLora,      // kv_lora_rank
+  kKvLoraRope,  // kv_lora_rank + rot_dim
+  kQkNope,      // head_dim - rot_dim
+  kVHead,       // v_head_dim
+  kQv,          // n_head * v_head_dim (attention output width)
 };
 
 // How a tensor splits across N tensor-parallel ranks (GGUF order: shape[0] is the row length,
@@ -105,6 +120,8 @@ enum class Presence : uint8_t {
   kSharedExpert,
   kNextn,          // only in the MTP layers (ModelConfig::n_nextn)
   kNextnOptional,  // only in the MTP layers, and only when the file has it
+  kQLora,          // deepseek2 with a q LoRA (q_lora_rank > 0)
+  kNoQLora,        // deepseek2 without one (V2-Lite: attn_q)
 };
 
 struct TensorSpec {

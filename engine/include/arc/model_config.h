@@ -28,6 +28,7 @@ enum class Family : int {
   kGlm4Moe = 5,     // GLM-4.5/4.6/4.7: leading dense layers, sigmoid routing, a shared expert
   kMiniMaxM2 = 6,   // MiniMax-M2: sigmoid routing, q/k RMS norms over the whole q and k vectors
   kGptOss = 7,      // gpt-oss: attention sinks, alternating sliding-window layers, biases, YaRN
+  kDeepSeek2 = 8,   // DeepSeek-V2/V3/V3.1/V3.2, Kimi-K2: multi-head latent attention, group routing
 };
 
 std::string_view family_name(Family f);  // the GGUF general.architecture string
@@ -118,6 +119,28 @@ struct ModelConfig {
   int64_t n_deepstack = 0;
   bool mrope() const { return rope_sections[0] + rope_sections[1] + rope_sections[2] > 0; }
 
+  // Multi-head latent attention (deepseek2). head_dim is the query/key head (no-rope part plus
+  // the rot_dim rope part, 192 for DeepSeek-V3); keys and values come from a per-token latent of
+  // kv_lora_rank values (attn_kv_a_mqa), the query from a q_lora_rank one (0: attn_q directly,
+  // V2-Lite); the value head is v_head_dim. The cache holds the latent and the rope key only:
+  // n_kv_head is 1. attn_scale is the softmax scale (YaRN's mscale^2 / sqrt(head_dim)); 0 means
+  // 1 / sqrt(head_dim).
+  int64_t q_lora_rank = 0;
+  int64_t kv_lora_rank = 0;
+  int64_t v_head_dim = 0;
+  float attn_scale = 0.0f;
+  float yarn_log_mul = 0.0f;  // rope.scaling.yarn_log_multiplier (0.1 * mscale_all_dim)
+  // Group-limited expert selection (expert_group_count / expert_group_used_count); 0 or 1: none.
+  int64_t n_expert_group = 0;
+  int64_t n_expert_group_used = 0;
+  bool mla() const { return kv_lora_rank > 0; }
+  int64_t qk_nope_dim() const { return head_dim - rot_dim; }
+  // Values one token adds to the KV cache over all layers: K and V per kv head, or for MLA the
+  // latent and the rope key.
+  int64_t kv_values_per_token() const {
+    return mla() ? n_layer * (kv_lora_rank + rot_dim) : 2 * n_layer * n_kv_head * head_dim;
+  }
+
   bool is_moe() const { return ffn != FfnKind::kDense; }
   int64_t q_dim() const { return n_head * head_dim; }
   int64_t kv_dim() const { return n_kv_head * head_dim; }
@@ -140,6 +163,9 @@ struct ModelConfig {
     v("swa_period", swa_period), v("attn_sinks", attn_sinks), v("attn_out_bias", attn_out_bias);
     v("router_bias", router_bias), v("expert_bias", expert_bias), v("swiglu_oai", swiglu_oai);
     v("swiglu_alpha", swiglu_alpha), v("swiglu_limit", swiglu_limit);
+    v("q_lora_rank", q_lora_rank), v("kv_lora_rank", kv_lora_rank), v("v_head_dim", v_head_dim);
+    v("attn_scale", attn_scale), v("yarn_log_mul", yarn_log_mul);
+    v("n_expert_group", n_expert_group), v("n_expert_group_used", n_expert_group_used);
   }
   // Whether layer l's FFN is dense (all layers of a dense model, the leading ones of glm4moe).
   bool dense_layer(int64_t l) const { return ffn == FfnKind::kDense || l < n_dense_lead; }

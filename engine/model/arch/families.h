@@ -24,6 +24,7 @@ const FamilyDef& qwen3vlmoe_family();
 const FamilyDef& glm4moe_family();
 const FamilyDef& minimax_m2_family();
 const FamilyDef& gpt_oss_family();
+const FamilyDef& deepseek2_family();
 
 const FamilyDef& family_def(Family f);
 

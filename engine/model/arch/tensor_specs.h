@@ -141,4 +141,28 @@ inline constexpr TensorSpec kFfnUpExpsBias{
 inline constexpr TensorSpec kFfnDownExpsBias{
     R::kFfnDownExpsBias, "ffn_down_exps.bias", true, {D::kEmbd, D::kExpert}, 2, S::kReplicated};
 
+// deepseek2: multi-head latent attention. The q path is q_a -> norm -> q_b (or attn_q alone
+// without a q LoRA); the latent and the rope key come from one projection (attn_kv_a_mqa); k_b
+// and v_b are the per-head up-projections of the latent (the newer converters' split of kv_b).
+// Under tensor parallelism q_b and attn_output split by head; k_b and v_b stay whole for now
+// (the engine refuses deepseek2 over several ranks).
+inline constexpr TensorSpec kAttnQA{R::kAttnQA, "attn_q_a.weight", true,     {D::kEmbd, D::kQLora},
+                                    2,          S::kReplicated,    P::kQLora};
+inline constexpr TensorSpec kAttnQANorm{
+    R::kAttnQANorm, "attn_q_a_norm.weight", true, {D::kQLora}, 1, S::kReplicated, P::kQLora};
+inline constexpr TensorSpec kAttnQB{R::kAttnQB, "attn_q_b.weight", true,     {D::kQLora, D::kQ},
+                                    2,          S::kRowsByHead,    P::kQLora};
+inline constexpr TensorSpec kAttnQNoLora{R::kAttnQ, "attn_q.weight", true,       {D::kEmbd, D::kQ},
+                                         2,         S::kRowsByHead,  P::kNoQLora};
+inline constexpr TensorSpec kAttnKvAMqa{
+    R::kAttnKvAMqa, "attn_kv_a_mqa.weight", true, {D::kEmbd, D::kKvLoraRope}, 2, S::kReplicated};
+inline constexpr TensorSpec kAttnKvANorm{
+    R::kAttnKvANorm, "attn_kv_a_norm.weight", true, {D::kKvLora}, 1, S::kReplicated};
+inline constexpr TensorSpec kAttnKB{
+    R::kAttnKB, "attn_k_b.weight", true, {D::kQkNope, D::kKvLora, D::kHead}, 3, S::kReplicated};
+inline constexpr TensorSpec kAttnVB{
+    R::kAttnVB, "attn_v_b.weight", true, {D::kKvLora, D::kVHead, D::kHead}, 3, S::kReplicated};
+inline constexpr TensorSpec kAttnOutMla{R::kAttnOut, "attn_output.weight", true, {D::kQv, D::kEmbd},
+                                        2,           S::kColsByHead};
+
 }  // namespace arc::arch::spec

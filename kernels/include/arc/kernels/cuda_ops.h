@@ -15,6 +15,7 @@
 
 #include "arc/kernels/attention.h"
 #include "arc/kernels/matmul.h"
+#include "arc/kernels/mla.h"
 #include "arc/kernels/moe.h"
 #include "arc/kernels/ops.h"
 #include "arc/kernels/vision_ops.h"
@@ -66,6 +67,10 @@ bool gather(const Context& ctx, const float* x, const int32_t* rows, int64_t n, 
 bool kv_store(const Context& ctx, const KvStoreArgs& a);
 bool paged_attention(const Context& ctx, const PagedAttentionArgs& a);
 bool moe_route(const Context& ctx, const RouterArgs& a);
+// Multi-head latent attention (arc/kernels/mla.h): latent width up to 512, rope part up to 64,
+// F16 or F32 cache. Needs no scratch.
+bool mla_kv_store(const Context& ctx, const MlaKvStoreArgs& a);
+bool mla_attention(const Context& ctx, const MlaAttentionArgs& a);
 bool moe_ffn(const Context& ctx, const MoeFfnArgs& a);
 
 // Vision encoder ops (arc/kernels/vision_ops.h). dense_attention cannot check seg_offsets (device

@@ -23,8 +23,13 @@ struct RouterArgs {
   const float* bias = nullptr;  // [n_expert] selection bias (sigmoid routing) or null
   bool normalize = true;        // renormalise the k weights to sum to 1
   float weight_scale = 1.0f;    // routed scaling factor applied after normalisation
-  int32_t* ids = nullptr;       // out: [n_tokens, k], highest score first
-  float* weights = nullptr;     // out: [n_tokens, k]
+  // Group-limited selection (DeepSeek-V3): the experts form n_group equal groups; a group's score
+  // is the sum of its two best selection scores; only the n_group_used best groups (lowest index
+  // on ties) compete for the top k. n_group <= 1: every expert competes.
+  int64_t n_group = 1;
+  int64_t n_group_used = 1;
+  int32_t* ids = nullptr;    // out: [n_tokens, k], highest score first
+  float* weights = nullptr;  // out: [n_tokens, k]
 };
 void moe_route(const RouterArgs& args);
 

@@ -1,0 +1,131 @@
+// Multi-head latent attention (deepseek2) on the Backend interface, in the absorbed form for
+// every step: the cache holds per token only the normalised latent and the rotated rope key
+// (kernels/mla.h); each head's query is taken into latent space through k_b, attends over the
+// latents, and its latent-space output leaves through v_b.
+#include "model/blocks.h"
+
+namespace arc {
+
+namespace {
+
+// The rows [row0, row0 + n_out) of a 2-D weight as a matmul of x.
+kernels::MatmulArgs rows_args(const Weight& w, int64_t row0, int64_t n_out, const float* x,
+                              int64_t n_tokens, float* y) {
+  kernels::MatmulArgs a = linear_args(w, x, n_tokens, y);
+  a.w = static_cast<const uint8_t*>(w.data) + static_cast<size_t>(row0) * w.row_bytes;
+  a.n_out = n_out;
+  return a;
+}
+
+// y[t, h, :] = w[h] x[t, h, :] for every head h of a 3-D per-head weight w (shape [n_in, n_out,
+// n_head]); x rows of x_stride floats hold the heads x_head apart, y is [n_tokens, n_head, n_out].
+void per_head_linear(Backend& be, const Weight& w, const float* x, int64_t x_head, int64_t x_stride,
+                     int64_t n_tokens, float* y) {
+  const int64_t n_head = w.shape[2], n_out = w.shape[1];
+  for (int64_t h = 0; h < n_head; ++h) {
+    kernels::MatmulArgs a;
+    a.w = static_cast<const uint8_t*>(w.data) + static_cast<size_t>(h) * w.slice_bytes;
+    a.w_type = w.type;
+    a.n_in = w.shape[0];
+    a.n_out = n_out;
+    a.w_row_bytes = w.row_bytes;
+    a.x = x + h * x_head;
+    a.x_stride = x_stride;
+    a.n_tokens = n_tokens;
+    a.y = y + h * n_out;
+    a.y_stride = n_head * n_out;
+    be.matmul(a);
+  }
+}
+
+}  // namespace
+
+void mla_attention_block(LayerContext& c) {
+  const ModelConfig& cfg = c.cfg();
+  Backend& be = c.be;
+  StepBuffers& b = c.buf;
+  const int64_t t = c.n_tokens;
+  const int64_t r = cfg.kv_lora_rank, rot = cfg.rot_dim, nope = cfg.qk_nope_dim();
+  const int64_t hd = cfg.head_dim;  // q heads are [nope | rope]
+  const Weight& kv_a = c.w(TensorRole::kAttnKvAMqa);
+
+  be.rms_norm(b.x, c.w(TensorRole::kAttnNorm).f32(), b.xn, t, cfg.n_embd, cfg.rms_eps);
+  {
+    // The products of xn in one dispatch: the q LoRA (or q itself), the latent, the rope key.
+    kernels::MatmulArgs mm[3];
+    mm[0] = cfg.q_lora_rank > 0 ? linear_args(c.w(TensorRole::kAttnQA), b.xn, t, b.q_a)
+                                : linear_args(c.w(TensorRole::kAttnQ), b.xn, t, b.q);
+    mm[1] = rows_args(kv_a, 0, r, b.xn, t, b.lat);    // [t, kv_lora_rank]
+    mm[2] = rows_args(kv_a, r, rot, b.xn, t, b.kpe);  // [t, rot_dim]
+    be.matmul_multi(mm);
+  }
+  if (cfg.q_lora_rank > 0) {
+    be.rms_norm(b.q_a, c.w(TensorRole::kAttnQANorm).f32(), b.q_a, t, cfg.q_lora_rank, cfg.rms_eps);
+    linear(be, c.w(TensorRole::kAttnQB), b.q_a, t, b.q);  // [t, n_head, head_dim]
+  }
+  be.rms_norm(b.lat, c.w(TensorRole::kAttnKvANorm).f32(), b.lat, t, r, cfg.rms_eps);
+
+  // RoPE on the rope part of each q head (a view starting after the no-rope part: the kernel
+  // rotates the first rot_dim values of every head_dim-long head) and on the shared rope key.
+  kernels::RopeArgs ra;
+  ra.n_tokens = t;
+  ra.pos = b.pos;
+  ra.layout = cfg.rope_layout;
+  ra.theta_base = cfg.rope_theta;
+  ra.freq_scale = cfg.rope_freq_scale;
+  ra.ext_factor = cfg.rope_ext_factor;
+  ra.attn_factor = cfg.rope_attn_factor;
+  ra.beta_fast = cfg.yarn_beta_fast;
+  ra.beta_slow = cfg.yarn_beta_slow;
+  ra.n_ctx_orig = cfg.rope_n_ctx_orig;
+  ra.x = b.q + nope;
+  ra.n_heads = cfg.n_head;
+  ra.head_dim = hd;
+  ra.rot_dim = rot;
+  be.rope(ra);
+  ra.x = b.kpe;
+  ra.n_heads = 1;
+  ra.head_dim = rot;
+  be.rope(ra);
+
+  const KvCacheOptions& kvo = c.kv.options();
+  kernels::MlaKvStoreArgs s;
+  s.latent = b.lat;
+  s.kpe = b.kpe;
+  s.cache = c.kv.k(c.layer);
+  s.kv_type = kvo.type;
+  s.slots = b.slots;
+  s.n_tokens = t;
+  s.kv_lora_rank = r;
+  s.rope_dim = rot;
+  be.mla_kv_store(s);
+
+  // q_lat[t, h] = k_b[h] q_nope[t, h]: the no-rope query in latent space.
+  per_head_linear(be, c.w(TensorRole::kAttnKB), b.q, hd, cfg.n_head * hd, t, b.q_lat);
+
+  kernels::MlaAttentionArgs a;
+  a.q_lat = b.q_lat;
+  a.q_pe = b.q + nope;
+  a.q_pe_token_stride = cfg.n_head * hd;
+  a.q_pe_head_stride = hd;
+  a.out = b.o_lat;
+  a.n_tokens = t;
+  a.n_head = cfg.n_head;
+  a.kv_lora_rank = r;
+  a.rope_dim = rot;
+  a.cache = c.kv.k(c.layer);
+  a.kv_type = kvo.type;
+  a.block_size = kvo.block_size;
+  a.token_seq = b.token_seq;
+  a.token_pos = b.pos;
+  a.block_tables = b.block_tables;
+  a.max_blocks_per_seq = b.max_blocks;
+  a.scale = cfg.attn_scale;
+  be.mla_attention(a);
+
+  // attn[t, h] = v_b[h] o_lat[t, h]: [t, n_head, v_head_dim].
+  per_head_linear(be, c.w(TensorRole::kAttnVB), b.o_lat, r, cfg.n_head * r, t, b.attn);
+  linear(be, c.w(TensorRole::kAttnOut), b.attn, t, c.buf.x, /*accumulate=*/true);
+}
+
+}  // namespace arc
