@@ -118,8 +118,8 @@ Result<std::shared_ptr<DraftModelDrafter>> DraftModelDrafter::load(const DraftMo
   d->model_ = std::move(*m);
   const ModelConfig& c = d->model_->config();
   const int64_t block = std::max<int64_t>(1, opt.block_size);
-  KvCacheOptions kvo{
-      c.n_layer, c.n_kv_head, c.head_dim, block, (opt.kv_tokens + block - 1) / block, opt.kv_type};
+  const KvCacheOptions kvo =
+      kv_cache_options(c, block, (opt.kv_tokens + block - 1) / block, opt.kv_type);
   auto kv = KvCache::create(backend, kvo);
   if (!kv.ok()) return kv.status().with_context("the draft model's KV cache");
   d->kv_ = std::move(*kv);
