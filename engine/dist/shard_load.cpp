@@ -3,6 +3,7 @@
 #include "arc/shard_load.h"
 
 #include <algorithm>
+#include <cstring>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -152,6 +153,12 @@ Result<std::unique_ptr<Model>> load_model_shard(gguf::File file, Backend& backen
   });
   const uint64_t total = shard_weight_bytes(file, plan);
   uint64_t before = 0;
+  struct Gathered {
+    int layer;
+    TensorRole role;
+    std::vector<uint8_t> bytes;
+  };
+  std::vector<Gathered> gathered;  // host bytes weights point into, until the model holds them
   ModelLoadOptions o;
   o.place = [&](const TensorRef& ref, const gguf::TensorInfo& info, Weight& w) -> Status {
     const FilePlace& at = where.at(ref.name);
@@ -163,6 +170,9 @@ Result<std::unique_ptr<Model>> load_model_shard(gguf::File file, Backend& backen
       std::vector<uint8_t> host(static_cast<size_t>(w.n_bytes));
       gather_shard(at.mapped, whole, tensor_shard(plan, ref), host.data());
       ARC_ASSIGN_OR_RETURN(w.data, backend.map_weights(host));
+      // A backend that uses host memory in place (the CPU) keeps pointing into it: the model
+      // takes the buffer once it exists.
+      if (w.data == host.data()) gathered.push_back({ref.layer, ref.spec->role, std::move(host)});
       before += w.n_bytes;
       return ok_status();
     }
@@ -176,6 +186,12 @@ Result<std::unique_ptr<Model>> load_model_shard(gguf::File file, Backend& backen
     return ok_status();
   };
   ARC_ASSIGN_OR_RETURN(auto model, Model::from_file(std::move(file), backend, o));
+  for (const Gathered& g : gathered) {
+    Weight& w = model->mutable_weight(g.layer, g.role);
+    uint8_t* kept = model->keep_bytes(g.bytes.size());
+    std::memcpy(kept, g.bytes.data(), g.bytes.size());  // as arranged by the backend
+    w.data = kept;
+  }
   // Every tensor is already this rank's part; weight_bytes() counts them.
   finish_shard(*model, plan, model->weight_bytes());
   return model;
