@@ -430,6 +430,7 @@ int run_bench(const BenchOpts& o) {
         {"prefill_gflop_per_s", gflops},
         {"tp", comm.size()},
         {"rank0_weight_bytes", (*tp_rt)->rank_weight_bytes()},
+        {"tp_split", comm.size() > 1 ? (*tp_rt)->plan().describe() : std::vector<std::string>{}},
         {"sampling", {{"temperature", o.temperature}, {"top_k", o.top_k}, {"top_p", o.top_p}}},
     };
     if (!bws.empty()) {
@@ -535,6 +536,9 @@ int run_bench(const BenchOpts& o) {
     if (comm.size() > 1) {
       std::printf("tensor parallel  %d ranks, rank 0 holds %.1f MiB of weights\n", comm.size(),
                   static_cast<double>((*tp_rt)->rank_weight_bytes()) / (1 << 20));
+      for (const std::string& line : (*tp_rt)->plan().describe()) {
+        std::printf("split            %s\n", line.c_str());
+      }
       std::printf("all-reduce       %.0f calls, %.1f KiB, %.3f ms per decoded token (%s)\n",
                   ar_calls_tok, ar_bytes_tok / 1024, ar_ms_tok,
                   stats_comm.on_stream() ? "NCCL, device time" : "MPI, host time");

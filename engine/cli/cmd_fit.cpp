@@ -5,12 +5,16 @@
 #include <memory>
 #include <string>
 #include <system_error>
+#include <vector>
 
 #include <fmt/format.h>
 
 #include "arc/catalog.h"
 #include "arc/fit.h"
 #include "arc/fit_json.h"
+#include "arc/gguf.h"
+#include "arc/model_config.h"
+#include "arc/shard_load.h"
 #if defined(ARC_FIT_HAS_GGUF)
 #include "arc/fit_gguf.h"
 #endif
@@ -122,10 +126,22 @@ int run_fit(FitArgs& a) {
     std::fprintf(stderr, "fit: %s\n", report.status().message().c_str());
     return 2;
   }
+  // A file over several boxes: how its heads and widths split (padding, uneven block shares).
+  std::vector<std::string> split;
+  if (!a.model_file.empty() && a.cluster.boxes > 1) {
+    if (auto f = gguf::File::open(a.model_file); f.ok() && config_from_gguf(*f).ok()) {
+      split = describe_split(*f, a.cluster.boxes);
+    }
+  }
   if (a.json) {
-    std::printf("%s\n", fit::to_json(*report).dump(2).c_str());
+    nlohmann::json j = fit::to_json(*report);
+    if (!split.empty()) j["split"] = split;
+    std::printf("%s\n", j.dump(2).c_str());
   } else {
     std::fputs(fit::format_report_text(*report).c_str(), stdout);
+    for (size_t i = 0; i < split.size(); ++i) {
+      std::printf("%s%s\n", i == 0 ? "split: " : "       ", split[i].c_str());
+    }
   }
   return 0;
 }

@@ -4,9 +4,15 @@
 
 #include <cstdio>
 #include <string>
+#include <utility>
+#include <vector>
+
+#include <nlohmann/json.hpp>
 
 #include "arc/gguf.h"
 #include "arc/gguf_summary.h"
+#include "arc/model_config.h"
+#include "arc/shard_load.h"
 #include "commands.h"
 
 namespace arc::cli {
@@ -147,10 +153,23 @@ void add_inspect_command(CLI::App& app, CliContext& ctx) {
       return;
     }
     const gguf::ModelSummary s = gguf::summarize(*file);
+    // How it splits over 2, 3 and 4 ranks (tensor parallelism): heads, padding, widths.
+    std::vector<std::pair<int, std::vector<std::string>>> splits;
+    if (config_from_gguf(*file).ok()) {
+      for (int n : {2, 3, 4}) splits.emplace_back(n, describe_split(*file, n));
+    }
     if (*json) {
-      std::printf("%s\n", gguf::to_json(s).dump(2).c_str());
+      nlohmann::json j = gguf::to_json(s);
+      for (const auto& [n, lines] : splits) j["tensor_parallel"][std::to_string(n)] = lines;
+      std::printf("%s\n", j.dump(2).c_str());
     } else {
       print_text(s);
+      for (const auto& [n, lines] : splits) {
+        for (size_t i = 0; i < lines.size(); ++i) {
+          std::printf("%-28s%s\n", i == 0 ? fmt::format("split over {} ranks", n).c_str() : "",
+                      lines[i].c_str());
+        }
+      }
     }
     ctx.exit_code = 0;
   });

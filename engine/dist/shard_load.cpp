@@ -2,6 +2,8 @@
 // WeightStreamer::stream_file_rows; the mapped path shards the mapped model in place.
 #include "arc/shard_load.h"
 
+#include <algorithm>
+#include <cstring>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -16,6 +18,7 @@ namespace {
 struct FilePlace {
   const std::string* path = nullptr;
   uint64_t offset = 0;
+  const uint8_t* mapped = nullptr;  // the tensor's bytes in the file's mapping
 };
 
 // A rank's part of one tensor as a strided read: `n_rows` rows of `stride` bytes from the
@@ -23,11 +26,17 @@ struct FilePlace {
 // weight's shape once narrowed.
 struct PartRead {
   uint64_t n_rows = 1, stride = 0, take_offset = 0, take_bytes = 0;
+  bool gathered = false;  // several ranges or zero fill: assembled in host memory (small tensors)
 };
 
 PartRead part_of(const ShardPlan& plan, const TensorRef& ref, Weight& w) {
   const TensorShard s = tensor_shard(plan, ref);
   PartRead r;
+  if (s.gathered()) {
+    r.gathered = true;
+    narrow_weight(w, s);
+    return r;
+  }
   if (s.whole) {
     r.stride = r.take_bytes = w.n_bytes;
     return r;
@@ -90,6 +99,19 @@ Result<ShardPlan> plan_for_file(const gguf::File& file, int n_ranks, int rank) {
       n_ranks, rank);
 }
 
+std::vector<std::string> describe_split(const gguf::File& file, int n_ranks) {
+  Result<ShardPlan> first = plan_for_file(file, n_ranks, 0);
+  if (!first.ok()) return {std::string(first.status().message())};
+  std::vector<std::string> lines = first->describe();
+  uint64_t most = 0;
+  for (int r = 0; r < n_ranks; ++r) {
+    Result<ShardPlan> p = plan_for_file(file, n_ranks, r);
+    if (p.ok()) most = std::max(most, shard_weight_bytes(file, *p));
+  }
+  lines.push_back("largest rank holds " + std::to_string(most >> 20) + " MiB of weights");
+  return lines;
+}
+
 uint64_t shard_weight_bytes(const gguf::File& file, const ShardPlan& plan) {
   uint64_t bytes = 0;
   for_each_tensor(plan.full, [&](const TensorRef& ref) {
@@ -125,15 +147,35 @@ Result<std::unique_ptr<Model>> load_model_shard(gguf::File file, Backend& backen
   std::unordered_map<std::string, FilePlace> where;
   for_each_tensor(plan.full, [&](const TensorRef& ref) {
     if (const gguf::TensorInfo* t = file.find_tensor(ref.name)) {
-      where[ref.name] = {&paths[t->file_index], file.absolute_offset(*t)};
+      where[ref.name] = {&paths[t->file_index], file.absolute_offset(*t),
+                         file.tensor_data(*t).data()};
     }
   });
   const uint64_t total = shard_weight_bytes(file, plan);
   uint64_t before = 0;
+  struct Gathered {
+    int layer;
+    TensorRole role;
+    std::vector<uint8_t> bytes;
+  };
+  std::vector<Gathered> gathered;  // host bytes weights point into, until the model holds them
   ModelLoadOptions o;
-  o.place = [&](const TensorRef& ref, const gguf::TensorInfo&, Weight& w) -> Status {
+  o.place = [&](const TensorRef& ref, const gguf::TensorInfo& info, Weight& w) -> Status {
     const FilePlace& at = where.at(ref.name);
+    const Weight whole = whole_weight(info);
     const PartRead r = part_of(plan, ref, w);
+    if (r.gathered) {
+      // Heads padded with zeros or held twice (attention tensors only): gathered from the
+      // mapping in host memory, then copied to the device.
+      std::vector<uint8_t> host(static_cast<size_t>(w.n_bytes));
+      gather_shard(at.mapped, whole, tensor_shard(plan, ref), host.data());
+      ARC_ASSIGN_OR_RETURN(w.data, backend.map_weights(host));
+      // A backend that uses host memory in place (the CPU) keeps pointing into it: the model
+      // takes the buffer once it exists.
+      if (w.data == host.data()) gathered.push_back({ref.layer, ref.spec->role, std::move(host)});
+      before += w.n_bytes;
+      return ok_status();
+    }
     LoadProgressFn each;
     if (opt.progress) {
       each = [&](uint64_t done, uint64_t) { return opt.progress(before + done, total); };
@@ -144,6 +186,12 @@ Result<std::unique_ptr<Model>> load_model_shard(gguf::File file, Backend& backen
     return ok_status();
   };
   ARC_ASSIGN_OR_RETURN(auto model, Model::from_file(std::move(file), backend, o));
+  for (const Gathered& g : gathered) {
+    Weight& w = model->mutable_weight(g.layer, g.role);
+    uint8_t* kept = model->keep_bytes(g.bytes.size());
+    std::memcpy(kept, g.bytes.data(), g.bytes.size());  // as arranged by the backend
+    w.data = kept;
+  }
   // Every tensor is already this rank's part; weight_bytes() counts them.
   finish_shard(*model, plan, model->weight_bytes());
   return model;

@@ -12,132 +12,168 @@
 namespace arc {
 namespace {
 
-bool is_kv(TensorRole r) {
-  return r == TensorRole::kAttnK || r == TensorRole::kAttnV || r == TensorRole::kAttnKBias ||
-         r == TensorRole::kAttnVBias || r == TensorRole::kAttnKNorm;  // full-width k norm
-}
-
-// The dimension a split divides: rows (shape[1]) or columns (shape[0]).
-bool splits_columns(Split s) {
-  return s == Split::kColsByHead || s == Split::kCols || s == Split::kExpertCols;
-}
-
-// The splits of the experts' intermediate dimension (rows of gate/up, columns of down, the
-// gate/up biases): all cut at the same places.
-bool splits_expert_width(const TensorRef& ref) {
+// The dimension a split divides: rows (shape[1]) or columns (shape[0]); 1-D tensors (biases,
+// norms, sinks) split their only dimension.
+bool splits_columns(const TensorRef& ref) {
   const Split s = ref.spec->split;
-  const TensorRole r = ref.spec->role;
-  return s == Split::kExpertRows || s == Split::kExpertCols || r == TensorRole::kFfnGateExpsBias ||
-         r == TensorRole::kFfnUpExpsBias;
+  return s == Split::kColsByHead || s == Split::kCols || s == Split::kExpertCols ||
+         ref.spec->n_dims == 1;
 }
 
-// Values of the expert width a rank's share must be a multiple of: the largest block of the
-// tensors whose columns it cuts (down_exps), 1 without experts.
-int64_t expert_unit(const ModelConfig& cfg, const TensorTypeFn& type_of) {
-  int64_t unit = 1;
+Dim split_dim(const TensorRef& ref) {
+  return ref.spec->dims[splits_columns(ref) ? 0 : 1];
+}
+
+// Values per quantization block that a rank's columns of each split dimension must be whole
+// multiples of: the largest block among the tensors cut by columns along it (the down
+// projections along the FFN widths, attn_output along the Q heads), 1 when none is.
+struct Units {
+  int64_t q = 1, ff = 1, ff_exp = 1, ff_shexp = 1;
+};
+Units block_units(const ModelConfig& cfg, const TensorTypeFn& type_of) {
+  Units u;
   for_each_tensor(cfg, [&](const TensorRef& ref) {
-    if (ref.layer > 0 || ref.spec->split != Split::kExpertCols) return;
-    const DTypeInfo* info = dtype_info(type_of(ref));
-    if (info != nullptr) unit = std::max<int64_t>(unit, info->block_elems);
-  });
-  return unit;
-}
-
-// Whether the experts split in uneven ranges of whole blocks: an even split would cut a block
-// (gpt-oss's 2880 over 4 ranks: 720 columns of 32-value MXFP4 blocks), and there are at least
-// 4 blocks per rank, so no rank holds more than a quarter above another. Even splits stay even.
-bool uneven_experts(const ModelConfig& cfg, int64_t unit, int n) {
-  if (!cfg.is_moe() || n < 2) return false;
-  const int64_t w = cfg.n_ff_exp;
-  const bool even = w % n == 0 && (w / n) % unit == 0;
-  return !even && w % unit == 0 && w / unit >= 4 * n;
-}
-
-// Checks one plan; empty string when it splits.
-std::string check(const ModelConfig& cfg, const TensorTypeFn& type_of, int n) {
-  if (n < 1) return "the rank count must be at least 1";
-  if (n == 1) return {};
-  if (cfg.n_head % n != 0) {
-    return "the model's " + std::to_string(cfg.n_head) +
-           " attention heads do not divide evenly "
-           "over " +
-           std::to_string(n) + " ranks";
-  }
-  if (cfg.n_kv_head >= n ? cfg.n_kv_head % n != 0 : n % cfg.n_kv_head != 0) {
-    return "the model's " + std::to_string(cfg.n_kv_head) + " KV heads neither divide over " +
-           std::to_string(n) + " ranks nor replicate evenly across them";
-  }
-  const bool uneven = uneven_experts(cfg, expert_unit(cfg, type_of), n);
-  std::string why;
-  for_each_tensor(cfg, [&](const TensorRef& ref) {
-    if (!why.empty()) return;
-    if (uneven && splits_expert_width(ref)) return;  // whole blocks per rank by construction
     const Split s = ref.spec->split;
-    if (s == Split::kReplicated || s == Split::kVocab || s == Split::kRowsByHead ||
-        s == Split::kHeads)
-      return;
-    const int64_t dim = splits_columns(s) ? ref.shape[0] : ref.shape[1];
-    if (dim % n != 0) {
-      why = "tensor '" + ref.name + "': dimension " + std::to_string(dim) +
-            " does not divide over " + std::to_string(n) + " ranks";
-      return;
-    }
-    if (splits_columns(s)) {
-      const DType t = type_of(ref);
-      const DTypeInfo* info = dtype_info(t);
-      const int64_t part = dim / n;
-      if (info == nullptr || part % info->block_elems != 0) {
-        why = "tensor '" + ref.name + "' (" + std::string(dtype_name(kernels::row_major_type(t))) +
-              "): " + std::to_string(dim) + " columns over " + std::to_string(n) + " ranks gives " +
-              std::to_string(part) + " per rank, not a multiple of the " +
-              std::to_string(info ? info->block_elems : 0) + "-value quantization block";
-      }
+    if (s == Split::kReplicated || !splits_columns(ref) || ref.spec->n_dims == 1) return;
+    const DTypeInfo* info = dtype_info(kernels::row_major_type(type_of(ref)));
+    const int64_t b = info != nullptr ? info->block_elems : 1;
+    switch (split_dim(ref)) {
+      case Dim::kQ:
+        u.q = std::max(u.q, b);
+        break;
+      case Dim::kFf:
+        u.ff = std::max(u.ff, b);
+        break;
+      case Dim::kFfExp:
+        u.ff_exp = std::max(u.ff_exp, b);
+        break;
+      case Dim::kFfShexp:
+        u.ff_shexp = std::max(u.ff_shexp, b);
+        break;
+      default:
+        break;
     }
   });
-  return why;
+  return u;
+}
+
+// Appends `p` to `parts`, merging it into the last part when they continue each other.
+void append(std::vector<ShardPart>& parts, ShardPart p) {
+  if (!parts.empty()) {
+    ShardPart& last = parts.back();
+    if (last.zero && p.zero) {
+      last.count += p.count;
+      return;
+    }
+    if (!last.zero && !p.zero && last.begin + last.count == p.begin) {
+      last.count += p.count;
+      return;
+    }
+  }
+  parts.push_back(p);
+}
+
+// The cuts of every split dimension of rank `rank`; the reason when the model cannot split.
+Status plan_cuts(const ModelConfig& cfg, const TensorTypeFn& type_of, int n, int rank,
+                 ShardPlan& p) {
+  const Units u = block_units(cfg, type_of);
+  ARC_ASSIGN_OR_RETURN(p.heads, split_heads(cfg.n_head, cfg.n_kv_head, cfg.head_dim, n, u.q));
+  auto width = [&](int64_t w, int64_t unit, const char* what, WidthSplit& out) -> Status {
+    if (w <= 0) return ok_status();
+    Result<WidthSplit> s = split_width(w, unit, n);
+    if (!s.ok()) return failed_precondition(std::string(what) + ": " + s.status().message());
+    out = *s;
+    return ok_status();
+  };
+  ARC_RETURN_IF_ERROR(width(cfg.n_ff, u.ff, "the dense FFN", p.ff));
+  ARC_RETURN_IF_ERROR(width(cfg.is_moe() ? cfg.n_ff_exp : 0, u.ff_exp, "the experts", p.ff_exp));
+  ARC_RETURN_IF_ERROR(width(cfg.ffn == FfnKind::kMoeShared ? cfg.n_ff_shexp : 0, u.ff_shexp,
+                            "the shared expert", p.ff_shexp));
+  // This rank's slots: real slot v holds KV head v / kv_copies and Q heads
+  // [v * q_per_slot, (v + 1) * q_per_slot); slots past the real ones are zero heads.
+  const HeadSplit& h = p.heads;
+  for (int64_t v = rank * h.slots_per_rank; v < (rank + 1) * h.slots_per_rank; ++v) {
+    if (v < h.slots()) {
+      append(p.q_parts, {v * h.q_per_slot, h.q_per_slot, false});
+      append(p.kv_parts, {v / h.kv_copies, 1, false});
+    } else {
+      append(p.q_parts, {0, h.q_per_slot, true});
+      append(p.kv_parts, {0, 1, true});
+    }
+  }
+  return ok_status();
+}
+
+// The rank's range of one width (the whole width when the model has none of it).
+std::vector<ShardPart> width_parts(const WidthSplit& w, int rank) {
+  if (w.begin.empty()) return {};
+  return {{w.begin[rank], w.count(rank), false}};
+}
+
+std::vector<ShardPart> scaled(const std::vector<ShardPart>& parts, int64_t k) {
+  std::vector<ShardPart> out = parts;
+  for (ShardPart& p : out) {
+    p.begin *= k;
+    p.count *= k;
+  }
+  return out;
 }
 
 }  // namespace
 
+std::vector<std::string> ShardPlan::describe() const {
+  std::vector<std::string> out = {arc::describe(heads)};
+  if (!ff.begin.empty()) out.push_back(arc::describe(ff, "dense FFN width"));
+  if (!ff_exp.begin.empty()) out.push_back(arc::describe(ff_exp, "expert width"));
+  if (!ff_shexp.begin.empty()) out.push_back(arc::describe(ff_shexp, "shared-expert width"));
+  return out;
+}
+
 Result<ShardPlan> make_shard_plan(const ModelConfig& cfg, const TensorTypeFn& type_of, int n_ranks,
                                   int rank) {
+  if (n_ranks < 1) return invalid_argument("the rank count must be at least 1");
   if (cfg.mla() && n_ranks > 1) {
     return unimplemented(
         "deepseek2 (multi-head latent attention) runs on one rank for now: its tensor-parallel "
         "split is not implemented yet");
   }
-  if (std::string why = check(cfg, type_of, n_ranks); !why.empty()) {
-    std::string ok;
-    for (int n = 1; n <= 8; ++n) {
-      if (check(cfg, type_of, n).empty()) ok += (ok.empty() ? "" : ", ") + std::to_string(n);
-    }
-    return failed_precondition("cannot split the model over " + std::to_string(n_ranks) +
-                               " ranks: " + why + ". Rank counts that split evenly: " + ok);
-  }
   if (rank < 0 || rank >= n_ranks) return invalid_argument("shard plan: rank out of range");
   ShardPlan p;
+  if (Status s = plan_cuts(cfg, type_of, n_ranks, rank, p); !s.ok()) {
+    std::string ok;
+    for (int n = 1; n <= 8; ++n) {
+      ShardPlan q;
+      if (plan_cuts(cfg, type_of, n, 0, q).ok()) ok += (ok.empty() ? "" : ", ") + std::to_string(n);
+    }
+    return failed_precondition("cannot split the model over " + std::to_string(n_ranks) +
+                               " ranks: " + std::string(s.message()) +
+                               ". Rank counts that split: " + (ok.empty() ? "none" : ok));
+  }
   p.n_ranks = n_ranks;
   p.rank = rank;
   p.full = cfg;
   p.local = cfg;
   const int64_t n = n_ranks;
-  p.local.n_head = cfg.n_head / n;
-  if (cfg.n_kv_head >= n) {
-    p.local.n_kv_head = cfg.n_kv_head / n;
-    p.kv_head_begin = rank * p.local.n_kv_head;
-  } else {  // a group of n / n_kv_head ranks shares each KV head
-    p.local.n_kv_head = 1;
-    p.kv_head_begin = rank * cfg.n_kv_head / n;
+  p.local.n_head = p.heads.local_q();
+  p.local.n_kv_head = p.heads.slots_per_rank;
+  for (const ShardPart& part : p.kv_parts) {
+    if (!part.zero) {
+      p.kv_head_begin = part.begin;
+      break;
+    }
   }
-  p.local.n_ff = cfg.n_ff / n;
-  p.local.n_ff_exp = cfg.n_ff_exp / n;
-  p.ff_exp_begin = rank * p.local.n_ff_exp;
-  if (const int64_t unit = expert_unit(cfg, type_of); uneven_experts(cfg, unit, n_ranks)) {
-    const int64_t units = cfg.n_ff_exp / unit;
-    p.ff_exp_begin = units * rank / n * unit;
-    p.local.n_ff_exp = units * (rank + 1) / n * unit - p.ff_exp_begin;
+  if (n_ranks > 1 && cfg.qk_norm_full) {
+    // The full-width norms divide the summed squares by the model's widths; zero heads add no
+    // squares, and each KV head's squares arrive once per copy held.
+    p.local.tp_norm_q_width = cfg.q_dim();
+    p.local.tp_norm_k_width = cfg.kv_dim() * p.heads.kv_held();
   }
-  p.local.n_ff_shexp = cfg.n_ff_shexp / n;
+  if (!p.ff.begin.empty()) p.local.n_ff = p.ff.count(rank);
+  if (!p.ff_exp.begin.empty()) {
+    p.ff_exp_begin = p.ff_exp.begin[rank];
+    p.local.n_ff_exp = p.ff_exp.count(rank);
+  }
+  if (!p.ff_shexp.begin.empty()) p.local.n_ff_shexp = p.ff_shexp.count(rank);
   p.vocab_begin.resize(static_cast<size_t>(n) + 1);
   for (int64_t r = 0; r <= n; ++r) p.vocab_begin[r] = cfg.n_vocab * r / n;
   return p;
@@ -156,42 +192,99 @@ Result<ShardPlan> make_shard_plan(const Model& model, int n_ranks, int rank) {
 
 TensorShard tensor_shard(const ShardPlan& p, const TensorRef& ref) {
   TensorShard s;
-  const Split split = ref.spec->split;
-  if (p.n_ranks == 1 || split == Split::kReplicated) return s;
+  if (p.n_ranks == 1 || ref.spec->split == Split::kReplicated) return s;
   s.whole = false;
-  s.columns = splits_columns(split);
-  const int64_t dim = s.columns ? ref.shape[0] : (ref.shape.size() > 1 ? ref.shape[1] : 1);
+  s.columns = splits_columns(ref);
   const int64_t hd = p.full.head_dim;
-  switch (split) {
-    case Split::kRowsByHead:
-      if (is_kv(ref.spec->role)) {
-        s.begin = p.kv_head_begin * hd;
-        s.count = p.local.n_kv_head * hd;
-      } else {
-        s.begin = p.rank * p.local.n_head * hd;
-        s.count = p.local.n_head * hd;
-      }
+  switch (split_dim(ref)) {
+    case Dim::kVocab:
+      s.parts = {{p.vocab_begin[p.rank], p.vocab_count(), false}};
       break;
-    case Split::kHeads:
-      s.begin = p.rank * p.local.n_head;
-      s.count = p.local.n_head;
+    case Dim::kQ:
+      s.parts = scaled(p.q_parts, hd);
       break;
-    case Split::kVocab:
-      s.begin = p.vocab_begin[p.rank];
-      s.count = p.vocab_count();
+    case Dim::kKv:
+      s.parts = scaled(p.kv_parts, hd);
       break;
-    default:
-      if (splits_expert_width(ref)) {  // the plan's range, even or uneven
-        s.begin = p.ff_exp_begin;
-        s.count = p.local.n_ff_exp;
-        break;
-      }
-      s.count = dim / p.n_ranks;
-      s.begin = p.rank * s.count;
+    case Dim::kHead:
+      s.parts = p.q_parts;
+      break;
+    case Dim::kFf:
+      s.parts = width_parts(p.ff, p.rank);
+      break;
+    case Dim::kFfExp:
+      s.parts = width_parts(p.ff_exp, p.rank);
+      break;
+    case Dim::kFfShexp:
+      s.parts = width_parts(p.ff_shexp, p.rank);
+      break;
+    default: {  // no family splits another dimension; an even split keeps it defined
+      const int64_t dim = s.columns ? ref.shape[0] : ref.shape[1];
+      s.parts = {{p.rank * dim / p.n_ranks, dim / p.n_ranks, false}};
+    }
   }
-  // 1-D tensors (biases) split their only dimension: treat it as rows of one value.
-  if (ref.shape.size() == 1) s.columns = true;
+  s.count = 0;
+  for (const ShardPart& part : s.parts) s.count += part.count;
+  if (s.parts.size() == 1 && !s.parts[0].zero) {  // one range: no gather
+    s.begin = s.parts[0].begin;
+    s.parts.clear();
+  }
   return s;
+}
+
+void narrow_weight(Weight& w, const TensorShard& s) {
+  if (s.whole) return;
+  const int64_t n_slices = w.shape.size() > 2 ? w.shape[2] : 1;
+  const int64_t rows = w.shape.size() > 1 ? w.shape[1] : 1;
+  if (!s.columns) {
+    w.shape[1] = s.count;
+    w.slice_bytes = w.row_bytes * static_cast<size_t>(s.count);
+    w.n_bytes = w.slice_bytes * static_cast<uint64_t>(n_slices);
+    return;
+  }
+  const DTypeInfo* info = dtype_info(w.type);
+  w.shape[0] = s.count;
+  w.row_bytes = static_cast<size_t>(s.count / info->block_elems) * info->block_bytes;
+  w.slice_bytes = w.row_bytes * static_cast<size_t>(rows);
+  w.n_bytes = w.slice_bytes * static_cast<uint64_t>(n_slices);
+}
+
+void gather_shard(const uint8_t* whole, const Weight& w, const TensorShard& s, uint8_t* dst) {
+  const int64_t n_slices = w.shape.size() > 2 ? w.shape[2] : 1;
+  const int64_t rows = w.shape.size() > 1 ? w.shape[1] : 1;
+  if (!s.columns) {
+    // [n_slices][parts' rows]: ranges of rows of each slice, or zero rows.
+    for (int64_t e = 0; e < n_slices; ++e) {
+      const uint8_t* slice = whole + static_cast<size_t>(e) * w.slice_bytes;
+      for (const ShardPart& part : s.parts) {
+        const size_t len = static_cast<size_t>(part.count) * w.row_bytes;
+        if (part.zero) {
+          std::memset(dst, 0, len);  // every block format decodes zero bytes to zeros
+        } else {
+          std::memcpy(dst, slice + static_cast<size_t>(part.begin) * w.row_bytes, len);
+        }
+        dst += len;
+      }
+    }
+    return;
+  }
+  // Every row: its parts' block ranges, or zero blocks.
+  const DTypeInfo* info = dtype_info(w.type);
+  const int64_t total_rows = rows * n_slices;
+  for (int64_t r = 0; r < total_rows; ++r) {
+    const uint8_t* row = whole + static_cast<size_t>(r) * w.row_bytes;
+    for (const ShardPart& part : s.parts) {
+      const size_t len = static_cast<size_t>(part.count / info->block_elems) * info->block_bytes;
+      if (part.zero) {
+        std::memset(dst, 0, len);
+      } else {
+        std::memcpy(dst,
+                    row + static_cast<size_t>(part.begin / info->block_elems) * info->block_bytes,
+                    len);
+      }
+      dst += len;
+    }
+  }
 }
 
 Result<uint64_t> shard_model(Model& model, Backend& backend, const ShardPlan& plan) {
@@ -206,7 +299,8 @@ Result<uint64_t> shard_model(Model& model, Backend& backend, const ShardPlan& pl
     const auto* base = static_cast<const uint8_t*>(w.data);
     const int64_t n_slices = w.shape.size() > 2 ? w.shape[2] : 1;
     if (dtype_is_internal(w.type) &&
-        (s.columns || s.begin % kernels::kRepackRows != 0 || s.count % kernels::kRepackRows != 0)) {
+        (s.columns || s.gathered() || s.begin % kernels::kRepackRows != 0 ||
+         s.count % kernels::kRepackRows != 0)) {
       // Rearranged at load in groups of rows (arc/kernels/repack.h) that this split cuts: split
       // a row-major copy instead (host memory, as only CPU backends rearrange).
       const int64_t rows = (w.shape.size() > 1 ? w.shape[1] : 1) * n_slices;
@@ -221,7 +315,7 @@ Result<uint64_t> shard_model(Model& model, Backend& backend, const ShardPlan& pl
       base = copy;
       w.type = file_type;
     }
-    if (!s.columns) {
+    if (!s.columns && !s.gathered()) {
       // Rows of every expert slice: offset the pointer, keep the expert stride (no copy).
       w.data = base + static_cast<size_t>(s.begin) * w.row_bytes;
       w.shape[1] = s.count;
@@ -229,26 +323,19 @@ Result<uint64_t> shard_model(Model& model, Backend& backend, const ShardPlan& pl
       bytes += w.n_bytes;
       return;  // slice_bytes stays: it is the stride between experts
     }
-    // Columns: repack every row's block range into a per-rank copy.
-    const DTypeInfo* info = dtype_info(w.type);
-    const size_t col_off = static_cast<size_t>(s.begin / info->block_elems) * info->block_bytes;
-    const size_t new_row = static_cast<size_t>(s.count / info->block_elems) * info->block_bytes;
-    const int64_t rows = (w.shape.size() > 1 ? w.shape[1] : 1) * n_slices;
-    uint8_t* dst = model.keep_bytes(new_row * static_cast<size_t>(rows));
-    for (int64_t r = 0; r < rows; ++r) {
-      std::memcpy(dst + static_cast<size_t>(r) * new_row,
-                  base + static_cast<size_t>(r) * w.row_bytes + col_off, new_row);
-    }
-    Result<const void*> mapped = backend.map_weights({dst, new_row * static_cast<size_t>(rows)});
+    // Column ranges, or gathered rows (padded or repeated heads): a per-rank copy.
+    TensorShard g = s;
+    if (!g.gathered()) g.parts = {{s.begin, s.count, false}};
+    const Weight whole = w;
+    narrow_weight(w, g);
+    uint8_t* dst = model.keep_bytes(static_cast<size_t>(w.n_bytes));
+    gather_shard(base, whole, g, dst);
+    Result<const void*> mapped = backend.map_weights({dst, static_cast<size_t>(w.n_bytes)});
     if (!mapped.ok()) {
       first = mapped.status().with_context("mapping the shard of " + ref.name);
       return;
     }
     w.data = *mapped;
-    w.shape[0] = s.count;
-    w.row_bytes = new_row;
-    w.slice_bytes = new_row * static_cast<size_t>(w.shape.size() > 1 ? w.shape[1] : 1);
-    w.n_bytes = new_row * static_cast<uint64_t>(rows);
     bytes += w.n_bytes;
   };
   for_each_tensor(plan.full, [&](const TensorRef& ref) {
@@ -274,6 +361,9 @@ uint64_t finish_shard(Model& model, const ShardPlan& plan, uint64_t bytes) {
   model.set_weight_bytes(bytes);
   logger("dist")->info("rank {}/{}: {:.1f} MiB of weights", plan.rank, plan.n_ranks,
                        static_cast<double>(bytes) / (1 << 20));
+  if (plan.n_ranks > 1 && plan.rank == 0) {
+    for (const std::string& line : plan.describe()) logger("dist")->info("split: {}", line);
+  }
   return bytes;
 }
 

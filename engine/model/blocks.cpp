@@ -44,6 +44,13 @@ bool adds_replicated_bias(const LayerContext& c) {
   return c.tp == nullptr || c.tp->rank() == 0;
 }
 
+// Tensor parallelism, a rank that holds none of a block's width (fewer quantization blocks than
+// ranks, arc/tp_split.h): its share of the block's output is zeros.
+void zero_target(LayerContext& c) {
+  const int64_t n = c.n_tokens * c.cfg().n_embd;
+  c.be.add(c.buf.zeros, c.buf.zeros, block_target(c), n);
+}
+
 // Tensor parallelism: x += sum over ranks of the partial outputs.
 void reduce_block(LayerContext& c) {
   if (c.tp == nullptr) return;
@@ -54,8 +61,8 @@ void reduce_block(LayerContext& c) {
 
 // q and k RMS-normed over their whole vectors (minimax-m2). Under tensor parallelism each rank
 // holds some heads: the sums of squares of q and k are summed over the ranks (one collective of
-// 2 x n_tokens values) before the scaling. Replicated KV heads (n_kv_head < ranks) add each head
-// once per rank holding it; dividing by local width x ranks cancels that exactly.
+// 2 x n_tokens values) before the scaling. A KV head held by several ranks adds its squares once
+// per copy and zero heads add none: the plan's widths (tp_norm_*_width) count exactly that.
 void full_width_qk_norm(LayerContext& c) {
   const ModelConfig& cfg = c.cfg();
   StepBuffers& b = c.buf;
@@ -71,9 +78,10 @@ void full_width_qk_norm(LayerContext& c) {
   c.be.sum_squares(b.k, b.sumsq + t, t, cfg.kv_dim());
   all_reduce(c, b.sumsq, 2 * t);
   const int64_t ranks = c.tp->size();
-  c.be.rms_norm_sumsq(b.q, wq, b.sumsq, b.q, t, cfg.q_dim(), cfg.q_dim() * ranks, cfg.rms_eps);
-  c.be.rms_norm_sumsq(b.k, wk, b.sumsq + t, b.k, t, cfg.kv_dim(), cfg.kv_dim() * ranks,
-                      cfg.rms_eps);
+  const int64_t q_total = cfg.tp_norm_q_width > 0 ? cfg.tp_norm_q_width : cfg.q_dim() * ranks;
+  const int64_t k_total = cfg.tp_norm_k_width > 0 ? cfg.tp_norm_k_width : cfg.kv_dim() * ranks;
+  c.be.rms_norm_sumsq(b.q, wq, b.sumsq, b.q, t, cfg.q_dim(), q_total, cfg.rms_eps);
+  c.be.rms_norm_sumsq(b.k, wk, b.sumsq + t, b.k, t, cfg.kv_dim(), k_total, cfg.rms_eps);
 }
 
 }  // namespace
@@ -210,8 +218,12 @@ void dense_ffn_block(LayerContext& c) {
   const ModelConfig& cfg = c.cfg();
   c.be.rms_norm(c.buf.x, c.w(TensorRole::kFfnNorm).f32(), c.buf.xn, c.n_tokens, cfg.n_embd,
                 cfg.rms_eps);
-  swiglu_ffn(c, c.w(TensorRole::kFfnGate), c.w(TensorRole::kFfnUp), c.w(TensorRole::kFfnDown),
-             block_target(c), /*accumulate=*/!c.tp);
+  if (cfg.n_ff == 0) {
+    zero_target(c);
+  } else {
+    swiglu_ffn(c, c.w(TensorRole::kFfnGate), c.w(TensorRole::kFfnUp), c.w(TensorRole::kFfnDown),
+               block_target(c), /*accumulate=*/!c.tp);
+  }
   reduce_block(c);
 }
 
@@ -224,7 +236,8 @@ void moe_ffn_block(LayerContext& c) {
 
   // The products of xn: the router, and the shared expert's gate and up (and its sigmoid gate)
   // in one dispatch with one activation quantization in decode.
-  const bool shared = cfg.ffn == FfnKind::kMoeShared;
+  // A rank may hold none of the shared expert's width (then only its sigmoid gate is unused).
+  const bool shared = cfg.ffn == FfnKind::kMoeShared && cfg.n_ff_shexp > 0;
   const Weight& shexp_gate = c.w(TensorRole::kFfnShexpGate);  // qwen2moe only
   kernels::MatmulArgs mm[4];
   size_t n_mm = 0;
@@ -289,7 +302,11 @@ void moe_ffn_block(LayerContext& c) {
   }
   m.y = block_target(c);
   m.accumulate = !c.tp;
-  be.moe_ffn(m);
+  if (cfg.n_ff_exp == 0) {
+    zero_target(c);
+  } else {
+    be.moe_ffn(m);
+  }
 
   if (shared) {
     const Weight& down = c.w(TensorRole::kFfnDownShexp);

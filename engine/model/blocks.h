@@ -33,6 +33,7 @@ struct StepBuffers {
   int64_t max_blocks = 0;
   const int32_t* slots = nullptr;  // [n_tokens]
   float* partial = nullptr;        // [n_tokens, n_embd] tensor parallel: this rank's block output
+  float* zeros = nullptr;  // [n_tokens, n_embd] zeros: a rank holding none of a block's width
   // Multi-axis RoPE (config.mrope()), null for plain RoPE: rotary positions per axis, and per
   // axis a frequency-factor mask (1 for the axis's pairs, +inf elsewhere: theta / inf = 0 leaves
   // a pair unrotated), so three rope passes over disjoint pairs give the interleaved rotation.

@@ -6,6 +6,7 @@
 #include <bit>
 #include <limits>
 #include <string>
+#include <vector>
 
 #include "arc/backend_caps.h"
 #include "model/arch/families.h"
@@ -150,6 +151,16 @@ struct ForwardExecutor::Impl {
       ARC_ASSIGN_OR_RETURN(buf.sumsq, make<float>(2 * n));
       if (tp) {
         ARC_ASSIGN_OR_RETURN(buf.partial, make<float>(n * c.n_embd));
+      }
+      buf.zeros = nullptr;
+      const bool has_dense = c.ffn == FfnKind::kDense || c.n_dense_lead > 0;
+      const bool none = (has_dense && c.n_ff == 0) || (c.is_moe() && c.n_ff_exp == 0) ||
+                        (c.ffn == FfnKind::kMoeShared && c.n_ff_shexp == 0);
+      if (tp && none) {
+        ARC_ASSIGN_OR_RETURN(buf.zeros, make<float>(n * c.n_embd));
+        const std::vector<float> z(static_cast<size_t>(n * c.n_embd), 0.0f);
+        be.upload(buf.zeros, z.data(), sizeof(float) * z.size());
+        ARC_RETURN_IF_ERROR(be.sync());
       }
       d_all = nullptr;
       if (tp && tp->on_stream()) {

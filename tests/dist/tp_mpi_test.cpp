@@ -279,15 +279,31 @@ TEST(TensorParallel, PrefixReuseAndEvictionFollowRankZerosTables) {
   EXPECT_LE(worst, kTolF32) << "largest logit difference TP=2 vs TP=1";
 }
 
-TEST(TensorParallel, UnevenPlanRefusedOnEveryRank) {
+// 3 heads over 2 ranks: padded with zero heads (rank 1 holds one KV slot of zeros), the output
+// still the whole model's.
+TEST(TensorParallel, HeadsThatDoNotDivideArePadded) {
   TestModelOptions o = opts(Family::kQwen3, "F32");
   o.n_head = 3;
   o.n_kv_head = 1;
+  compare_tp(o, kTolF32);
+}
+
+// A split no cut makes whole blocks (4 heads of 64 values, a Q4_K output projection: 128
+// columns per rank cut its 256-value blocks) is refused on every rank, naming what works.
+TEST(TensorParallel, ImpossiblePlanRefusedOnEveryRank) {
+  TestModelOptions o = opts(Family::kQwen3, "Q4_K");
+  o.n_embd = 256;
+  o.n_head = 4;
+  o.n_kv_head = 4;
+  o.head_dim = 64;
+  o.n_ff = 512;
   Result<testing::Engine> e = testing::make_engine(o);
   ASSERT_TRUE(e.ok()) << e.status().to_string();
   Result<ShardPlan> p = make_shard_plan(*e->model, g_comm->size(), g_comm->rank());
   ASSERT_FALSE(p.ok());
-  EXPECT_NE(p.status().to_string().find("3 attention heads"), std::string::npos)
+  EXPECT_NE(p.status().to_string().find("4 attention heads of 64 values"), std::string::npos)
+      << p.status().to_string();
+  EXPECT_NE(p.status().to_string().find("Rank counts that split: 1"), std::string::npos)
       << p.status().to_string();
 }
 

@@ -84,6 +84,11 @@ struct ModelConfig {
   // q/k RMS norm over the whole q [q_dim] and k [kv_dim] vectors instead of per head
   // (minimax-m2); under tensor parallelism the sum of squares spans the ranks.
   bool qk_norm_full = false;
+  // Under tensor parallelism (set by the shard plan): the widths the full-width q/k norm divides
+  // the ranks' summed squares by, the model's q_dim and its kv_dim times how often each KV head
+  // is held (zero heads padded in add no squares). 0: the local width times the ranks.
+  int64_t tp_norm_q_width = 0;
+  int64_t tp_norm_k_width = 0;
   // YaRN (rope.scaling.type "yarn"): rope_freq_scale is 1 / factor; the ramp between the
   // extrapolated and interpolated frequencies runs over the pairs given by beta_fast/slow and the
   // original context; the kernels scale cos/sin by attn_factor * (1 + 0.1 ln factor).

@@ -2,16 +2,20 @@
 // tables' Split column (arc/model_arch.h), and the rank's local config (heads and intermediate
 // sizes divided), under which the ordinary forward runs on the shard.
 //
-//   Q heads            split evenly (n_head % N == 0)
-//   K/V heads          split evenly, or replicated in groups when n_kv_head < N (N % n_kv_head)
-//   attn_output        columns by heads (q_dim / N on quantization-block boundaries)
-//   dense / shared FFN gate/up rows, down columns (n_ff / N on block boundaries)
-//   experts            every expert's gate/up rows and down columns (n_ff_exp / N, blocks; when
-//                      n_ff_exp / N is not whole blocks, uneven ranges of whole blocks)
+//   Q / K/V heads      by KV-head slots (arc/tp_split.h): evenly where they divide, KV heads
+//                      held by several ranks where there are fewer than ranks, and padded with
+//                      zero heads where they do not divide (64 heads over 3 ranks)
+//   attn_output        columns by the same heads (zero columns for zero heads)
+//   dense / shared FFN gate/up rows, down columns (whole quantization blocks per rank, uneven
+//                      where the blocks do not divide)
+//   experts            every expert's gate/up rows and down columns (likewise)
 //   output head        rows by vocabulary (uneven allowed), logits all-gathered
 //   the rest           replicated (embeddings, norms, router, rope factors)
 //
-// Row splits are byte ranges of the mapped file; column splits are repacked per-rank copies.
+// What a rank takes of each tensor is a TensorShard: ranges of the split dimension and zero fill,
+// derived from the dimension the tensor's spec names (Dim::kQ, kKv, kHead, kFf, kFfExp, kFfShexp,
+// kVocab), so a family that adds a dimension adds its cut here. Row splits of one range are byte
+// ranges of the mapped file; everything else is a repacked per-rank copy.
 #pragma once
 
 #include <cstdint>
@@ -23,10 +27,20 @@
 #include "arc/model_arch.h"
 #include "arc/model_config.h"
 #include "arc/status.h"
+#include "arc/tp_split.h"
 
 namespace arc {
 
 class Model;
+struct Weight;
+
+// One piece of a rank's part along the split dimension: `count` values of the whole tensor from
+// `begin`, or `count` zeros (padding) when `zero`.
+struct ShardPart {
+  int64_t begin = 0;
+  int64_t count = 0;
+  bool zero = false;
+};
 
 struct ShardPlan {
   int n_ranks = 1;
@@ -37,6 +51,13 @@ struct ShardPlan {
   int64_t ff_exp_begin = 0;          // first intermediate column of every expert this rank holds
   std::vector<int64_t> vocab_begin;  // [n_ranks + 1] output-head row ranges
   int64_t vocab_count() const { return vocab_begin[rank + 1] - vocab_begin[rank]; }
+  HeadSplit heads;                  // how heads are cut and padded
+  WidthSplit ff, ff_exp, ff_shexp;  // dense, expert and shared-expert widths (empty when absent)
+  // The rank's Q heads and KV heads in order, in units of heads: ranges of the model's heads and
+  // zero heads (TensorShard parts).
+  std::vector<ShardPart> q_parts, kv_parts;
+  // One line per cut for logs, `bench --tp`, `inspect` (heads, then each width that exists).
+  std::vector<std::string> describe() const;
 };
 
 // The tensor type (for block-boundary checks).
@@ -51,14 +72,24 @@ Result<ShardPlan> make_shard_plan(const ModelConfig& cfg, const TensorTypeFn& ty
 Result<ShardPlan> make_shard_plan(const Model& model, int n_ranks, int rank);
 
 // The part of one tensor a rank takes: rows [begin, begin + count) of every expert slice, or
-// columns [begin, begin + count) of every row; whole when split == kReplicated.
+// columns [begin, begin + count) of every row; whole when split == kReplicated. When `parts` is
+// not empty the part is gathered from them in order (several ranges, zero fill) and `count` is
+// their total; `begin` is then meaningless.
 struct TensorShard {
   bool columns = false;
   bool whole = true;
   int64_t begin = 0;
   int64_t count = 0;
+  std::vector<ShardPart> parts;
+  bool gathered() const { return !parts.empty(); }
 };
 TensorShard tensor_shard(const ShardPlan& plan, const TensorRef& ref);
+
+// Narrows a whole tensor's Weight (shape, row, slice and total bytes) to the shard `s`.
+void narrow_weight(Weight& w, const TensorShard& s);
+// Writes the shard `s` (parts: ranges, zero fill) of a tensor whose whole row-major bytes are
+// `whole` (`w`: the whole tensor's Weight) to `dst`, narrow_weight(w, s).n_bytes long.
+void gather_shard(const uint8_t* whole, const Weight& w, const TensorShard& s, uint8_t* dst);
 
 // Rewrites a loaded model (whole weights mapped) into this rank's shard: config and every
 // weight. Returns this rank's weight bytes.
