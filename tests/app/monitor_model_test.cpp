@@ -191,9 +191,8 @@ TEST(EngineEvents, ParsesStatsAndRequestPayloadsAsTheEngineSendsThem) {
   m.addStats(drafts, 2);
   m.addStats(none, 3);
   m.series(MonitorModel::Metric::AcceptancePercent, 3, 60, k, v);
-  ASSERT_EQ(v.size(), 3);
-  EXPECT_DOUBLE_EQ(v[1], 75.0);
-  EXPECT_TRUE(std::isnan(v[2]));
+  EXPECT_EQ(v, QVector<double>{75.0});  // seconds without drafts give no point
+  EXPECT_EQ(k, QVector<double>{2.0});
 
   const RequestRecord r = RequestRecord::fromJson(
       QJsonDocument::fromJson(
