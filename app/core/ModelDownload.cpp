@@ -35,7 +35,8 @@ ModelDownload::ModelDownload(QList<DownloadPart> parts, QString folder, QObject*
       m_parts(std::move(parts)),
       m_folder(std::move(folder)),
       m_nam(new QNetworkAccessManager(this)) {
-  m_nam->setRedirectPolicy(QNetworkRequest::NoLessSafeRedirectPolicy);
+  // Redirects by hand (sendRequest): the token must not follow the hub's redirect to its storage.
+  m_nam->setRedirectPolicy(QNetworkRequest::ManualRedirectPolicy);
   m_clock.start();
 }
 
@@ -138,12 +139,22 @@ void ModelDownload::startPart() {
     verifyPart();
     return;
   }
-  QNetworkRequest req(p.url);
+  m_requestFrom = offset;
+  m_redirects = 0;
+  sendRequest(p.url);
+}
+
+void ModelDownload::sendRequest(const QUrl& url) {
+  const QUrl origin = m_parts[m_index].url;
+  QNetworkRequest req(url);
   req.setRawHeader("User-Agent", "arclight");
   req.setRawHeader("Accept-Encoding", "identity");
-  if (offset > 0) req.setRawHeader("Range", "bytes=" + QByteArray::number(offset) + "-");
-  if (!m_token.isEmpty()) req.setRawHeader("Authorization", "Bearer " + m_token.toUtf8());
-  m_requestFrom = offset;
+  if (m_requestFrom > 0)
+    req.setRawHeader("Range", "bytes=" + QByteArray::number(m_requestFrom) + "-");
+  const bool sameOrigin =
+      url.scheme() == origin.scheme() && url.host() == origin.host() && url.port() == origin.port();
+  if (!m_token.isEmpty() && sameOrigin)
+    req.setRawHeader("Authorization", "Bearer " + m_token.toUtf8());
   m_rangeChecked = false;
   m_reply = m_nam->get(req);
   connect(m_reply, &QNetworkReply::readyRead, this, &ModelDownload::onReadyRead);
@@ -208,6 +219,16 @@ void ModelDownload::onFinished() {
   m_file.flush();
   const DownloadPart& p = m_parts[m_index];
   const int status = reply->attribute(QNetworkRequest::HttpStatusCodeAttribute).toInt();
+  if (status == 301 || status == 302 || status == 303 || status == 307 || status == 308) {
+    const QUrl target = reply->url().resolved(QUrl::fromEncoded(reply->rawHeader("Location")));
+    if (++m_redirects > 10 || !target.isValid() ||
+        (target.scheme() != QStringLiteral("https") && target.scheme() != QStringLiteral("http"))) {
+      fail(tr("the hub's redirects for %1 lead nowhere usable").arg(p.fileName), false);
+      return;
+    }
+    sendRequest(target);
+    return;
+  }
   if (status == 401 || status == 403) {
     fail(tr("the hub refused the download (HTTP %1): the repository is gated; accept its terms "
             "on the hub and set a token in Settings")

@@ -65,6 +65,7 @@ class ModelDownload : public QObject {
 
  private:
   void startPart();
+  void sendRequest(const QUrl& url);
   void onReadyRead();
   void onFinished();
   void verifyPart();
@@ -82,6 +83,7 @@ class ModelDownload : public QObject {
   qint64 m_requestFrom = 0;  // the offset asked with Range
   bool m_rangeChecked = false;
   int m_retries = 0;
+  int m_redirects = 0;
   int m_maxRetries = 3;
   qint64 m_freeOverride = -1;
   State m_state = State::Idle;

@@ -88,7 +88,7 @@ SettingsDialog::SettingsDialog(AppSettings& settings, QWidget* parent)
   auto* hubBox = new QGroupBox(tr("Hugging Face"), this);
   auto* hubForm = new QFormLayout(hubBox);
   m_hubUrl = new QLineEdit(hubBox);
-  m_hubUrl->setPlaceholderText(QStringLiteral("https://huggingface.co"));
+  m_hubUrl->setObjectName(QStringLiteral("hubUrl"));  // always filled: the default shows as text
   hubForm->addRow(tr("Hub URL:"), m_hubUrl);
   layout->addWidget(hubBox);
 

@@ -342,6 +342,26 @@ TEST_F(HubBrowserTest, GatedRepositoryNeedsTheToken) {
   }
 }
 
+TEST_F(HubBrowserTest, GatedDownloadSendsTheTokenToTheHubOnly) {
+  HubRepo gated{"test/Gated-GGUF", {HubFile{"tiny-moe-Q8_0.gguf", m_small}}, /*gated=*/true};
+  TestHub storage({gated}, "hf_secret");
+  TestHub hub({gated}, "hf_secret");
+  hub.set_storage_origin(storage.base_url());
+  DownloadPart part{QUrl(QString::fromStdString(hub.resolve_url(gated.id, "tiny-moe-Q8_0.gguf"))),
+                    QStringLiteral("tiny-moe-Q8_0.gguf"),
+                    qint64(std::filesystem::file_size(m_small)), QString()};
+  ModelDownload d({part}, m_dest.path());
+  d.setToken(QStringLiteral("hf_secret"));
+  QSignalSpy finished(&d, &ModelDownload::finished);
+  d.start();
+  ASSERT_TRUE(finished.wait(10000));
+  ASSERT_TRUE(finished.first().at(0).toBool()) << finished.first().at(1).toString().toStdString();
+  ASSERT_EQ(storage.file_requests().size(), 1u);
+  EXPECT_FALSE(storage.file_requests().front().authorized);
+  EXPECT_EQ(readAll(QDir(m_dest.path()).filePath(QStringLiteral("tiny-moe-Q8_0.gguf"))),
+            readAll(QString::fromStdString(m_small)));
+}
+
 TEST(HubTokenStore, KeepsTheTokenForTheSessionWithoutAKeyring) {
   HubTokenStore store(nullptr,
                       QStringLiteral("Arclight test %1").arg(QCoreApplication::applicationPid()));

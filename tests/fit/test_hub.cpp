@@ -138,9 +138,10 @@ void TestHub::install_routes() {
                    res.set_content("Access to this repository is restricted", "text/plain");
                    return;
                  }
-                 // Relative, like the hub's /api/resolve-cache redirects.
+                 // Relative, like the hub's /api/resolve-cache redirects, or to the storage.
                  res.status = 302;
-                 res.set_header("Location", "/cdn/" + r->id + "/" + std::string(req.matches[2]));
+                 res.set_header("Location", storage_origin_ + "/cdn/" + r->id + "/" +
+                                                std::string(req.matches[2]));
                });
 
   server_->Get(R"(/cdn/([^/]+/[^/]+)/(.+))", [this, authorized](const httplib::Request& req,

@@ -59,10 +59,14 @@ class TestHub {
 
   // The next file response sends `bytes` of its body and closes the connection.
   void cut_next_download_after(uint64_t bytes) { cut_after_ = static_cast<int64_t>(bytes); }
+  // resolve redirects (absolute Location) to another hub's /cdn/, as the real hub sends
+  // downloads to its storage on another host; "" (the default): this hub's own, relative.
+  void set_storage_origin(std::string origin) { storage_origin_ = std::move(origin); }
   // Each 64 KiB chunk of a file body waits this long (pause and cancel tests need time).
   void set_chunk_delay_ms(int ms) { chunk_delay_ms_ = ms; }
 
   std::vector<HubRequest> file_requests() const;  // /cdn/ requests, in order
+  // Counted after each write: it may lag what a client has already received.
   uint64_t bytes_served() const { return bytes_served_; }
 
   // Real SHA-256 of a file (OpenSSL), lowercase hex.
@@ -74,6 +78,7 @@ class TestHub {
 
   std::vector<HubRepo> repos_;
   std::string token_;
+  std::string storage_origin_;
   std::unique_ptr<httplib::Server> server_;
   std::thread thread_;
   int port_ = 0;
