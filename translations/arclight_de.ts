@@ -2376,10 +2376,6 @@ spark-b slots=1</translation>
       <source>No GGUF repositories found.</source>
       <translation>Keine GGUF-Repositorys gefunden.</translation>
     </message>
-    <message numerus="yes">
-      <source>%n repositories.</source>
-      <translation><numerusform>%n Repository.</numerusform><numerusform>%n Repositorys.</numerusform></translation>
-    </message>
     <message>
       <source>gated: needs a token</source>
       <translation>zugangsbeschränkt: braucht einen Token</translation>
@@ -2391,10 +2387,6 @@ spark-b slots=1</translation>
     <message>
       <source>Cannot list %1: %2</source>
       <translation>%1 kann nicht aufgelistet werden: %2</translation>
-    </message>
-    <message numerus="yes">
-      <source> (%n parts)</source>
-      <translation><numerusform> (%n Teil)</numerusform><numerusform> (%n Teile)</numerusform></translation>
     </message>
     <message>
       <source>reading header…</source>
@@ -2411,14 +2403,6 @@ spark-b slots=1</translation>
     <message>
       <source>%1 holds no GGUF models.</source>
       <translation>%1 enthält keine GGUF-Modelle.</translation>
-    </message>
-    <message numerus="yes">
-      <source>%1: %n models; reading their headers (no weights are downloaded)…</source>
-      <translation><numerusform>%1: %n Modell; lese den Dateikopf (keine Gewichte werden heruntergeladen)…</numerusform><numerusform>%1: %n Modelle; lese ihre Dateiköpfe (keine Gewichte werden heruntergeladen)…</numerusform></translation>
-    </message>
-    <message numerus="yes">
-      <source>%1 on %n box(es) · up to %2 tokens context</source>
-      <translation><numerusform>%1 auf %n Box · bis %2 Token Kontext</numerusform><numerusform>%1 auf %n Boxen · bis %2 Token Kontext</numerusform></translation>
     </message>
     <message>
       <source>no verdict: %1</source>
@@ -2467,6 +2451,30 @@ spark-b slots=1</translation>
     <message>
       <source>Paused.</source>
       <translation>Pausiert.</translation>
+    </message>
+    <message>
+      <source>Repositories found: %1</source>
+      <translation>Gefundene Repositorys: %1</translation>
+    </message>
+    <message>
+      <source> (%1 parts)</source>
+      <translation> (%1 Teile)</translation>
+    </message>
+    <message>
+      <source>%1: GGUF models: %2; reading their headers (no weights are downloaded)…</source>
+      <translation>%1: GGUF-Modelle: %2; lese ihre Dateiköpfe (keine Gewichte werden heruntergeladen)…</translation>
+    </message>
+    <message>
+      <source>%1: GGUF models: %2. Each verdict comes from the file&apos;s own header; nothing was downloaded.</source>
+      <translation>%1: GGUF-Modelle: %2. Jedes Urteil stammt aus dem Kopf der Datei selbst; nichts wurde heruntergeladen.</translation>
+    </message>
+    <message>
+      <source>%1 on 1 box · up to %2 tokens context</source>
+      <translation>%1 auf 1 Box · bis %2 Token Kontext</translation>
+    </message>
+    <message>
+      <source>%1 on %3 boxes · up to %2 tokens context</source>
+      <translation>%1 auf %3 Boxen · bis %2 Token Kontext</translation>
     </message>
   </context>
   <context>
@@ -2545,6 +2553,10 @@ spark-b slots=1</translation>
     <message>
       <source>Download cancelled; the partial files were removed.</source>
       <translation>Download abgebrochen; die Teildateien wurden entfernt.</translation>
+    </message>
+    <message>
+      <source>the hub&apos;s redirects for %1 lead nowhere usable</source>
+      <translation>die Weiterleitungen des Hubs für %1 führen zu nichts Brauchbarem</translation>
     </message>
   </context>
   <context>

@@ -56,16 +56,21 @@ QString HubClient::replyError(QNetworkReply* reply) const {
   return tr("cannot reach %1: %2").arg(m_base.toString(), reply->errorString());
 }
 
-QUrl HubClient::resolveUrl(const QString& repo, const QString& path) const {
+// A path under the base URL (a mirror may live below a path: https://host/hf).
+QUrl HubClient::urlFor(const QString& path) const {
   QUrl u = m_base;
-  u.setPath(u.path().chopped(u.path().endsWith(QLatin1Char('/')) ? 1 : 0) + QLatin1Char('/') +
-            repo + QStringLiteral("/resolve/main/") + path);
+  QString base = u.path();
+  while (base.endsWith(QLatin1Char('/'))) base.chop(1);
+  u.setPath(base + path);
   return u;
 }
 
+QUrl HubClient::resolveUrl(const QString& repo, const QString& path) const {
+  return urlFor(QLatin1Char('/') + repo + QStringLiteral("/resolve/main/") + path);
+}
+
 void HubClient::search(const QString& text) {
-  QUrl u = m_base;
-  u.setPath(QStringLiteral("/api/models"));
+  QUrl u = urlFor(QStringLiteral("/api/models"));
   QUrlQuery q;
   q.addQueryItem(QStringLiteral("search"), text);
   q.addQueryItem(QStringLiteral("filter"), QStringLiteral("gguf"));
@@ -86,8 +91,7 @@ void HubClient::search(const QString& text) {
 }
 
 void HubClient::listFiles(const QString& repo) {
-  QUrl u = m_base;
-  u.setPath(QStringLiteral("/api/models/") + repo + QStringLiteral("/tree/main"));
+  QUrl u = urlFor(QStringLiteral("/api/models/") + repo + QStringLiteral("/tree/main"));
   u.setQuery(QStringLiteral("recursive=true"));
   QNetworkReply* reply = get(u);
   connect(reply, &QNetworkReply::finished, this, [this, reply, repo] {

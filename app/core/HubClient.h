@@ -65,6 +65,7 @@ class HubClient : public QObject {
 
  private:
   QNetworkReply* get(const QUrl& url);
+  QUrl urlFor(const QString& path) const;
   QString replyError(QNetworkReply* reply) const;
 
   QNetworkAccessManager* m_nam;

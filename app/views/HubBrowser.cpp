@@ -159,7 +159,7 @@ void HubBrowser::onSearch(const QList<HubRepoInfo>& repos, const QString& error)
     return;
   }
   m_message->setText(repos.isEmpty() ? tr("No GGUF repositories found.")
-                                     : tr("%n repositories.", nullptr, int(repos.size())));
+                                     : tr("Repositories found: %1").arg(repos.size()));
   for (const HubRepoInfo& r : repos) {
     const int row = m_repos->rowCount();
     m_repos->insertRow(row);
@@ -167,6 +167,7 @@ void HubBrowser::onSearch(const QList<HubRepoInfo>& repos, const QString& error)
     if (r.gated) m_repos->item(row, 0)->setToolTip(tr("gated: needs a token"));
     m_repos->setItem(row, 1, new QTableWidgetItem(QLocale().toString(r.downloads)));
   }
+  m_repos->resizeColumnToContents(0);
 }
 
 void HubBrowser::openRepo(const QString& repo) {
@@ -198,7 +199,7 @@ void HubBrowser::onFiles(const QString& repo, const QList<HubModelFile>& files,
     const int row = m_files->rowCount();
     m_files->insertRow(row);
     QString name = f.name.section(QLatin1Char('/'), -1);
-    if (f.parts.size() > 1) name += tr(" (%n parts)", nullptr, int(f.parts.size()));
+    if (f.parts.size() > 1) name += tr(" (%1 parts)").arg(f.parts.size());
     m_files->setItem(row, ColFile, new QTableWidgetItem(name));
     m_files->item(row, ColFile)->setToolTip(f.name);
     m_files->setItem(row, ColQuant, new QTableWidgetItem(f.quant));
@@ -213,10 +214,10 @@ void HubBrowser::onFiles(const QString& repo, const QList<HubModelFile>& files,
     }
   }
   m_message->setText(m_rows.isEmpty() ? tr("%1 holds no GGUF models.").arg(repo)
-                                      : tr("%1: %n models; reading their headers (no weights "
-                                           "are downloaded)…",
-                                           nullptr, int(m_rows.size()))
-                                            .arg(repo));
+                                      : tr("%1: GGUF models: %2; reading their headers (no "
+                                           "weights are downloaded)…")
+                                            .arg(repo)
+                                            .arg(m_rows.size()));
   updateFitCells();
   startNextFit();
 }
@@ -232,6 +233,11 @@ void HubBrowser::startNextFit() {
     }
   }
   if (next < 0) {
+    if (!m_rows.isEmpty())
+      m_message->setText(tr("%1: GGUF models: %2. Each verdict comes from the file's own header; "
+                            "nothing was downloaded.")
+                             .arg(m_repo)
+                             .arg(m_rows.size()));
     emit remoteFitsDone();
     return;
   }
@@ -252,6 +258,7 @@ void HubBrowser::startNextFit() {
       m_rows[next].fitError = *error;
       m_rows[next].fitDone = true;
       updateFitCells();
+      m_files->resizeColumnsToContents();
     }
     startNextFit();
   });
@@ -306,7 +313,10 @@ void HubBrowser::updateFitCells() {
     if (r.fitDone) {
       const FitSummary s = fitOf(row);
       if (s.valid) {
-        fit->setText(tr("%1 on %n box(es) · up to %2 tokens context", nullptr, m_inputs.boxes)
+        fit->setText((m_inputs.boxes == 1 ? tr("%1 on 1 box · up to %2 tokens context")
+                                          : tr("%1 on %3 boxes · up to %2 tokens context")
+                                                .arg(QStringLiteral("%1"), QStringLiteral("%2"),
+                                                     QString::number(m_inputs.boxes)))
                          .arg(s.verdict, QLocale().toString(s.maxContext)));
         fit->setToolTip(s.reason);
         fit->setForeground(s.fits ? QColor(0x2e, 0x7d, 0x32) : QColor(0xc6, 0x28, 0x28));

@@ -317,6 +317,12 @@ TEST_F(HubBrowserTest, CatalogFiguresStandNextToTheRemoteVerdict) {
   const FitSummary catalog = FitController::compute(*qwen, in);
   ASSERT_TRUE(catalog.valid);
   const QString cell = b.fileTable()->item(0, HubBrowser::ColCatalog)->text();
+  if (qEnvironmentVariableIsSet("ARC_APP_SCREENSHOT_DIR")) {  // for looking at the tab
+    QDir().mkpath(qEnvironmentVariable("ARC_APP_SCREENSHOT_DIR"));
+    b.resize(900, 500);
+    b.grab().save(qEnvironmentVariable("ARC_APP_SCREENSHOT_DIR") +
+                  QStringLiteral("/hub_browser.png"));
+  }
   EXPECT_TRUE(cell.contains(qwen->name)) << cell.toStdString();
   EXPECT_TRUE(cell.contains(QStringLiteral("q4_k"))) << cell.toStdString();
   EXPECT_TRUE(cell.contains(catalog.verdict)) << cell.toStdString();
