@@ -10,6 +10,8 @@ BUILD_PKGS=(
   qt6-base-dev qt6-base-dev-tools qt6-tools-dev qt6-tools-dev-tools qt6-l10n-tools
   libqt6svg6-dev libgl-dev
   libqcustomplot-dev libqcustomplot2.1-qt6
+  # The Hugging Face token in the desktop keyring (Secret Service / KWallet).
+  qtkeychain-qt6-dev
   libspdlog-dev libfmt-dev nlohmann-json3-dev libcpp-httplib-dev libssl-dev zlib1g-dev
   libpcre2-dev libutf8proc-dev libcli11-dev
   libopenmpi-dev openmpi-bin libibverbs-dev librdmacm-dev ibverbs-utils

@@ -2046,6 +2046,10 @@ spark-b slots=1</translation>
       <source>this file</source>
       <translation>diese Datei</translation>
     </message>
+    <message>
+      <source>Hugging Face</source>
+      <translation>Hugging Face</translation>
+    </message>
   </context>
   <context>
     <name>arc::app::MonitorPage</name>
@@ -2404,6 +2408,14 @@ spark-b slots=1</translation>
       <source>none: one box</source>
       <translation>keine: eine Box</translation>
     </message>
+    <message>
+      <source>Hugging Face</source>
+      <translation>Hugging Face</translation>
+    </message>
+    <message>
+      <source>Hub URL:</source>
+      <translation>Hub-URL:</translation>
+    </message>
   </context>
   <context>
     <name>main</name>
@@ -2499,6 +2511,290 @@ spark-b slots=1</translation>
     <message numerus="yes">
       <source>%n image(s) attached</source>
       <translation><numerusform>%n Bild angehängt</numerusform><numerusform>%n Bilder angehängt</numerusform></translation>
+    </message>
+  </context>
+  <context>
+    <name>arc::app::HubBrowser</name>
+    <message>
+      <source>time left unknown</source>
+      <translation>Restzeit unbekannt</translation>
+    </message>
+    <message>
+      <source>%1 s left</source>
+      <translation>noch %1 s</translation>
+    </message>
+    <message>
+      <source>%1 min left</source>
+      <translation>noch %1 min</translation>
+    </message>
+    <message>
+      <source>%1 h %2 min left</source>
+      <translation>noch %1 h %2 min</translation>
+    </message>
+    <message>
+      <source>Search GGUF models on Hugging Face…</source>
+      <translation>GGUF-Modelle auf Hugging Face suchen…</translation>
+    </message>
+    <message>
+      <source>Search</source>
+      <translation>Suchen</translation>
+    </message>
+    <message>
+      <source>Token…</source>
+      <translation>Token…</translation>
+    </message>
+    <message>
+      <source>A Hugging Face token for gated repositories, kept in the desktop&apos;s keyring</source>
+      <translation>Ein Hugging-Face-Token für zugangsbeschränkte Repositorys, im Schlüsselbund des Desktops gespeichert</translation>
+    </message>
+    <message>
+      <source>Repository</source>
+      <translation>Repository</translation>
+    </message>
+    <message>
+      <source>Downloads</source>
+      <translation>Downloads</translation>
+    </message>
+    <message>
+      <source>File</source>
+      <translation>Datei</translation>
+    </message>
+    <message>
+      <source>Quant</source>
+      <translation>Quant.</translation>
+    </message>
+    <message>
+      <source>Size</source>
+      <translation>Größe</translation>
+    </message>
+    <message>
+      <source>Fit (from the file&apos;s header)</source>
+      <translation>Passt (aus dem Dateikopf)</translation>
+    </message>
+    <message>
+      <source>Catalog</source>
+      <translation>Katalog</translation>
+    </message>
+    <message>
+      <source>Download</source>
+      <translation>Herunterladen</translation>
+    </message>
+    <message>
+      <source>Pause</source>
+      <translation>Pausieren</translation>
+    </message>
+    <message>
+      <source>Cancel download</source>
+      <translation>Download abbrechen</translation>
+    </message>
+    <message>
+      <source>Hugging Face token</source>
+      <translation>Hugging-Face-Token</translation>
+    </message>
+    <message>
+      <source>Token for gated repositories (kept in the desktop keyring; empty removes it):</source>
+      <translation>Token für zugangsbeschränkte Repositorys (im Schlüsselbund des Desktops gespeichert; leer entfernt ihn):</translation>
+    </message>
+    <message>
+      <source>Searching %1…</source>
+      <translation>Suche auf %1…</translation>
+    </message>
+    <message>
+      <source>Search failed: %1</source>
+      <translation>Suche fehlgeschlagen: %1</translation>
+    </message>
+    <message>
+      <source>No GGUF repositories found.</source>
+      <translation>Keine GGUF-Repositorys gefunden.</translation>
+    </message>
+    <message>
+      <source>gated: needs a token</source>
+      <translation>zugangsbeschränkt: braucht einen Token</translation>
+    </message>
+    <message>
+      <source>Listing %1…</source>
+      <translation>Liste %1 auf…</translation>
+    </message>
+    <message>
+      <source>Cannot list %1: %2</source>
+      <translation>%1 kann nicht aufgelistet werden: %2</translation>
+    </message>
+    <message>
+      <source>reading header…</source>
+      <translation>lese Dateikopf…</translation>
+    </message>
+    <message>
+      <source>parts missing</source>
+      <translation>Teile fehlen</translation>
+    </message>
+    <message>
+      <source>the listing lacks some parts of this split model</source>
+      <translation>der Liste fehlen Teile dieses geteilten Modells</translation>
+    </message>
+    <message>
+      <source>%1 holds no GGUF models.</source>
+      <translation>%1 enthält keine GGUF-Modelle.</translation>
+    </message>
+    <message>
+      <source>no verdict: %1</source>
+      <translation>kein Urteil: %1</translation>
+    </message>
+    <message>
+      <source>not in the catalog</source>
+      <translation>nicht im Katalog</translation>
+    </message>
+    <message>
+      <source>%1 (catalog has no %2 build)</source>
+      <translation>%1 (der Katalog hat keinen Build %2)</translation>
+    </message>
+    <message>
+      <source>%1 %2: %3%4</source>
+      <translation>%1 %2: %3%4</translation>
+    </message>
+    <message>
+      <source>no figures</source>
+      <translation>keine Zahlen</translation>
+    </message>
+    <message>
+      <source>A download is running; pause or cancel it first.</source>
+      <translation>Ein Download läuft; pausieren oder brechen Sie ihn zuerst ab.</translation>
+    </message>
+    <message>
+      <source>The listing lacks some parts of this model; it cannot be downloaded.</source>
+      <translation>Der Liste fehlen Teile dieses Modells; es kann nicht heruntergeladen werden.</translation>
+    </message>
+    <message>
+      <source>Downloading %1 to %2…</source>
+      <translation>Lade %1 nach %2 herunter…</translation>
+    </message>
+    <message>
+      <source>%1 of %2 · %3/s · %4</source>
+      <translation>%1 von %2 · %3/s · %4</translation>
+    </message>
+    <message>
+      <source>Resume</source>
+      <translation>Fortsetzen</translation>
+    </message>
+    <message>
+      <source>Checking SHA-256…</source>
+      <translation>Prüfe SHA-256…</translation>
+    </message>
+    <message>
+      <source>Paused.</source>
+      <translation>Pausiert.</translation>
+    </message>
+    <message>
+      <source>Repositories found: %1</source>
+      <translation>Gefundene Repositorys: %1</translation>
+    </message>
+    <message>
+      <source> (%1 parts)</source>
+      <translation> (%1 Teile)</translation>
+    </message>
+    <message>
+      <source>%1: GGUF models: %2; reading their headers (no weights are downloaded)…</source>
+      <translation>%1: GGUF-Modelle: %2; lese ihre Dateiköpfe (keine Gewichte werden heruntergeladen)…</translation>
+    </message>
+    <message>
+      <source>%1: GGUF models: %2. Each verdict comes from the file&apos;s own header; nothing was downloaded.</source>
+      <translation>%1: GGUF-Modelle: %2. Jedes Urteil stammt aus dem Kopf der Datei selbst; nichts wurde heruntergeladen.</translation>
+    </message>
+    <message>
+      <source>%1 on 1 box · up to %2 tokens context</source>
+      <translation>%1 auf 1 Box · bis %2 Token Kontext</translation>
+    </message>
+    <message>
+      <source>%1 on %3 boxes · up to %2 tokens context</source>
+      <translation>%1 auf %3 Boxen · bis %2 Token Kontext</translation>
+    </message>
+  </context>
+  <context>
+    <name>arc::app::HubClient</name>
+    <message>
+      <source>the hub refused access (HTTP %1): the repository is gated or private; accept its terms on the hub and set a token in Settings</source>
+      <translation>der Hub verweigert den Zugriff (HTTP %1): das Repository ist zugangsbeschränkt oder privat; akzeptieren Sie seine Bedingungen auf dem Hub und tragen Sie einen Token ein</translation>
+    </message>
+    <message>
+      <source>not found on the hub (HTTP 404)</source>
+      <translation>auf dem Hub nicht gefunden (HTTP 404)</translation>
+    </message>
+    <message>
+      <source>the hub answered HTTP %1</source>
+      <translation>der Hub antwortete mit HTTP %1</translation>
+    </message>
+    <message>
+      <source>cannot reach %1: %2</source>
+      <translation>%1 ist nicht erreichbar: %2</translation>
+    </message>
+    <message>
+      <source>the hub&apos;s answer is not a list of models (%1)</source>
+      <translation>die Antwort des Hubs ist keine Modellliste (%1)</translation>
+    </message>
+    <message>
+      <source>the hub&apos;s answer is not a file list (%1)</source>
+      <translation>die Antwort des Hubs ist keine Dateiliste (%1)</translation>
+    </message>
+  </context>
+  <context>
+    <name>arc::app::ModelDownload</name>
+    <message>
+      <source>cannot create the model folder %1</source>
+      <translation>der Modellordner %1 kann nicht angelegt werden</translation>
+    </message>
+    <message>
+      <source>not enough free disk space in %1: the download needs %2, %3 are free</source>
+      <translation>nicht genug freier Speicherplatz in %1: der Download braucht %2, frei sind %3</translation>
+    </message>
+    <message>
+      <source>Downloaded to %1.</source>
+      <translation>Heruntergeladen nach %1.</translation>
+    </message>
+    <message>
+      <source>cannot write %1: %2</source>
+      <translation>%1 kann nicht geschrieben werden: %2</translation>
+    </message>
+    <message>
+      <source>the server answered a different range than asked; try again later</source>
+      <translation>der Server lieferte einen anderen Bereich als angefragt; versuchen Sie es später erneut</translation>
+    </message>
+    <message>
+      <source>the hub refused the download (HTTP %1): the repository is gated; accept its terms on the hub and set a token in Settings</source>
+      <translation>der Hub verweigert den Download (HTTP %1): das Repository ist zugangsbeschränkt; akzeptieren Sie seine Bedingungen auf dem Hub und tragen Sie einen Token ein</translation>
+    </message>
+    <message>
+      <source>the hub answered HTTP %1 for %2</source>
+      <translation>der Hub antwortete mit HTTP %1 für %2</translation>
+    </message>
+    <message>
+      <source>the download of %1 was interrupted (%2); Resume continues from %3</source>
+      <translation>der Download von %1 wurde unterbrochen (%2); Fortsetzen macht bei %3 weiter</translation>
+    </message>
+    <message>
+      <source>%1 is corrupt: its SHA-256 is %2 but the hub publishes %3; the partial file was removed, download it again</source>
+      <translation>%1 ist beschädigt: sein SHA-256 ist %2, der Hub veröffentlicht aber %3; die Teildatei wurde entfernt, laden Sie sie erneut herunter</translation>
+    </message>
+    <message>
+      <source>unreadable</source>
+      <translation>nicht lesbar</translation>
+    </message>
+    <message>
+      <source>cannot rename %1 to %2</source>
+      <translation>%1 kann nicht in %2 umbenannt werden</translation>
+    </message>
+    <message>
+      <source>Download cancelled; the partial files were removed.</source>
+      <translation>Download abgebrochen; die Teildateien wurden entfernt.</translation>
+    </message>
+    <message>
+      <source>the hub&apos;s redirects for %1 lead nowhere usable</source>
+      <translation>die Weiterleitungen des Hubs für %1 führen zu nichts Brauchbarem</translation>
+    </message>
+  </context>
+  <context>
+    <name>arc::app::HubTokenStore</name>
+    <message>
+      <source>No keyring service is available (%1): the token is kept for this session only.</source>
+      <translation>Kein Schlüsselbund-Dienst verfügbar (%1): der Token gilt nur für diese Sitzung.</translation>
     </message>
   </context>
 </TS>

@@ -74,7 +74,21 @@ QString AppSettings::demoModelDir() {
 QStringList AppSettings::engineModelDirs() const {
   QStringList dirs = modelDirs();
   if (!dirs.contains(demoModelDir())) dirs << demoModelDir();
+  if (!dirs.contains(downloadDir())) dirs << downloadDir();  // downloads are served too
   return dirs;
+}
+QUrl AppSettings::hubUrl() const {
+  const QUrl u = m_settings.value(QStringLiteral("hub/url")).toUrl();
+  return u.isValid() && !u.isEmpty() ? u : QUrl(QStringLiteral("https://huggingface.co"));
+}
+void AppSettings::setHubUrl(const QUrl& url) {
+  m_settings.setValue(QStringLiteral("hub/url"), url);
+}
+QString AppSettings::downloadDir() const {
+  const QStringList dirs = modelDirs();
+  if (!dirs.isEmpty()) return dirs.first();
+  return QDir(QStandardPaths::writableLocation(QStandardPaths::AppLocalDataLocation))
+      .filePath(QStringLiteral("models"));
 }
 AppSettings::Theme AppSettings::theme() const {
   const int t = m_settings.value(QStringLiteral("ui/theme"), 0).toInt();

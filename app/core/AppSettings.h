@@ -43,6 +43,11 @@ class AppSettings {
   void setTheme(Theme t);
   QString language() const;  // empty: follow the system; "en", "de"
   void setLanguage(const QString& code);
+  // The Hugging Face hub the Models page browses (tests point it at a local hub).
+  QUrl hubUrl() const;
+  void setHubUrl(const QUrl& url);
+  // Where downloads land: the first model folder, else "models" in the app's data folder.
+  QString downloadDir() const;
 
   QByteArray windowGeometry() const;
   void setWindowGeometry(const QByteArray& g);

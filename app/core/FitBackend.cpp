@@ -12,6 +12,7 @@
 #include "arc/fit.h"
 #ifdef ARC_FIT_HAS_GGUF
 #include "arc/fit_gguf.h"
+#include "arc/fit_remote.h"
 #endif
 #endif
 
@@ -196,6 +197,32 @@ QString FitController::attachFitModel(CatalogEntry& e) {
 #endif
 }
 
+QString FitController::attachRemoteFitModel(CatalogEntry& e, const QString& url,
+                                            const QString& token, qint64* bytesRead) {
+#ifdef ARC_FIT_HAS_GGUF
+  arc::fit::RemoteOptions o;
+  o.bearer_token = token.toStdString();
+  auto remote = arc::fit::model_spec_from_gguf_url(url.toStdString(), o);
+  auto fm = std::make_shared<FitModel>();
+  if (remote.ok()) {
+    fm->specs.push_back(remote->spec);
+    fm->errors << QString();
+    e.fileBytes = qint64(remote->file_bytes);
+    if (bytesRead) *bytesRead = qint64(remote->bytes_read);
+  } else {
+    fm->errors << QString::fromStdString(remote.status().message());
+  }
+  e.fitModel = fm;
+  return fm->errors.first();
+#else
+  Q_UNUSED(e);
+  Q_UNUSED(url);
+  Q_UNUSED(token);
+  Q_UNUSED(bytesRead);
+  return tr("this build reads no GGUF files for planning");
+#endif
+}
+
 #else  // no arc_fit
 
 struct FitModel {};
@@ -221,6 +248,10 @@ QString FitController::attachFitModels(QList<CatalogEntry>&, const QByteArray&) 
   return {};
 }
 QString FitController::attachFitModel(CatalogEntry&) {
+  return {};
+}
+QString FitController::attachRemoteFitModel(CatalogEntry&, const QString&, const QString&,
+                                            qint64*) {
   return {};
 }
 

@@ -46,6 +46,11 @@ class FitController : public QObject {
   static QString attachFitModels(QList<CatalogEntry>& entries, const QByteArray& catalogJson);
   // For a local GGUF file readable from this machine: exact tensor bytes from the file.
   static QString attachFitModel(CatalogEntry& localEntry);
+  // For a GGUF file on a web server (the hub's resolve URL; split files: any part): the same
+  // spec from the remote header, read through HTTP range requests (arc/fit_remote.h). Blocks
+  // for the requests: call it off the GUI thread. Returns "" or why not; *bytesRead: header bytes.
+  static QString attachRemoteFitModel(CatalogEntry& entry, const QString& url, const QString& token,
+                                      qint64* bytesRead = nullptr);
 
  signals:
   void changed();

@@ -19,6 +19,8 @@
 #include "ChatPage.h"
 #include "ClusterPage.h"
 #include "EngineSession.h"
+#include "HubBrowser.h"
+#include "HubTokenStore.h"
 #include "LogDialog.h"
 #include "ModelsPage.h"
 #include "MonitorPage.h"
@@ -65,6 +67,8 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent), m_session(new Eng
     else
       m_session->load(path);  // hidden by the page's filters: the engine's own defaults
   });
+  applyHubSettings();
+  m_modelsPage->hubBrowser()->tokens()->load();  // the hub token from the keyring
   struct PageInfo {
     QString name;
     QWidget* widget;
@@ -220,11 +224,17 @@ void MainWindow::updateStatus() {
   m_memoryLabel->setText(mem.join(QStringLiteral("  ")));
 }
 
+void MainWindow::applyHubSettings() {
+  m_modelsPage->hubBrowser()->setBaseUrl(m_settings.hubUrl());
+  m_modelsPage->hubBrowser()->setDownloadDir(m_settings.downloadDir());
+}
+
 void MainWindow::openSettings() {
   const QString language = m_settings.language();
   SettingsDialog dlg(m_settings, this);
   if (dlg.exec() != QDialog::Accepted) return;
   applyTheme(m_settings.theme());
+  applyHubSettings();
   if (m_settings.language() != language)
     QMessageBox::information(this, tr("Language"),
                              tr("The new language is used when Arclight starts again."));

@@ -47,6 +47,7 @@ class MainWindow : public QMainWindow {
   void updateStatus();
   void showMessage(const QString& message);
   void openSettings();
+  void applyHubSettings();  // hub URL and download folder from Settings
 
   AppSettings m_settings;
   EngineSession* m_session;

@@ -32,6 +32,7 @@
 #include "EngineProcess.h"
 #include "EngineSession.h"
 #include "FitView.h"
+#include "HubBrowser.h"
 #include "ModelFilterProxy.h"
 #include "ModelListModel.h"
 #include "NumberFormat.h"
@@ -164,6 +165,12 @@ QWidget* ModelsPage::buildListPane() {
   localButtons->addWidget(m_demo);
   lv->addLayout(localButtons);
   m_tabs->addTab(localTab, tr("Local files"));
+  m_hub = new HubBrowser(m_tabs);
+  m_tabs->addTab(m_hub, tr("Hugging Face"));
+  connect(m_hub, &HubBrowser::downloadFinished, this, [this](bool ok, const QString&) {
+    if (ok && m_session->client()->connection() == EngineClient::Connection::Connected)
+      m_session->client()->fetchLocalModels();  // the new file shows in Local files
+  });
   v->addWidget(m_tabs, 1);
 
   connect(m_search, &QLineEdit::textChanged, this, [this](const QString& t) {
@@ -348,6 +355,7 @@ bool ModelsPage::loadCatalog(const QString& path) {
     }
   }
   m_catalog->setEntries(entries);
+  m_hub->setCatalog(entries);
   m_catalogMessage->setVisible(!error.isEmpty());
   m_catalogMessage->setText(error);
   updateFamilies();
@@ -530,6 +538,7 @@ void ModelsPage::showDetails(const CatalogEntry& e) {
 }
 
 void ModelsPage::updateFitDisplay() {
+  m_hub->setFitInputs(m_fit.inputs());  // the browser's verdicts follow the planner's boxes
   const FitSummary& s = m_fit.summary();
   m_fitView->setSummary(s);
   m_boxTable->setSummaries(m_fit.boxTable());

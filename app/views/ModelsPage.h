@@ -25,6 +25,7 @@ namespace arc::app {
 class BoxTableModel;
 class EngineSession;
 class FitView;
+class HubBrowser;
 class ModelFilterProxy;
 class ModelListModel;
 
@@ -40,6 +41,7 @@ class ModelsPage : public QWidget {
   FitView* fitView() const { return m_fitView; }
   ModelListModel* catalogModel() const { return m_catalog; }
   ModelListModel* localModel() const { return m_local; }
+  HubBrowser* hubBrowser() const { return m_hub; }
   // Selects a model by id in the catalog (or path among local files); false when absent.
   bool selectModel(const QString& id);
   void setInputs(const FitInputs& inputs);  // also updates the controls
@@ -85,6 +87,7 @@ class ModelsPage : public QWidget {
   QPushButton* m_refresh = nullptr;
   QPushButton* m_demo = nullptr;
   QLabel* m_catalogMessage = nullptr;
+  HubBrowser* m_hub = nullptr;
 
   QLabel* m_details = nullptr;
   QComboBox* m_build = nullptr;

@@ -85,6 +85,13 @@ SettingsDialog::SettingsDialog(AppSettings& settings, QWidget* parent)
   uiForm->addRow(tr("Language:"), m_language);
   layout->addWidget(uiBox);
 
+  auto* hubBox = new QGroupBox(tr("Hugging Face"), this);
+  auto* hubForm = new QFormLayout(hubBox);
+  m_hubUrl = new QLineEdit(hubBox);
+  m_hubUrl->setObjectName(QStringLiteral("hubUrl"));  // always filled: the default shows as text
+  hubForm->addRow(tr("Hub URL:"), m_hubUrl);
+  layout->addWidget(hubBox);
+
   auto* buttons = new QDialogButtonBox(QDialogButtonBox::Ok | QDialogButtonBox::Cancel, this);
   // Named here, not by Qt: the labels are translated even without Qt's own translations.
   buttons->button(QDialogButtonBox::Ok)->setText(tr("OK"));
@@ -114,6 +121,7 @@ SettingsDialog::SettingsDialog(AppSettings& settings, QWidget* parent)
   m_modelDirs->setPlainText(settings.modelDirs().join(QLatin1Char('\n')));
   m_theme->setCurrentIndex(m_theme->findData(int(settings.theme())));
   m_language->setCurrentIndex(qMax(0, m_language->findData(settings.language())));
+  m_hubUrl->setText(settings.hubUrl().toString());
   updateEnabled();
 }
 
@@ -182,6 +190,8 @@ void SettingsDialog::save() {
   m_settings.setModelDirs(dirs);
   m_settings.setTheme(AppSettings::Theme(m_theme->currentData().toInt()));
   m_settings.setLanguage(m_language->currentData().toString());
+  const QString hub = m_hubUrl->text().trimmed();
+  m_settings.setHubUrl(hub.isEmpty() ? QUrl() : QUrl::fromUserInput(hub));
   m_settings.sync();
 }
 

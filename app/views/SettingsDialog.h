@@ -45,6 +45,7 @@ class SettingsDialog : public QDialog {
   QPlainTextEdit* m_modelDirs = nullptr;
   QComboBox* m_theme = nullptr;
   QComboBox* m_language = nullptr;
+  QLineEdit* m_hubUrl = nullptr;
 };
 
 }  // namespace arc::app

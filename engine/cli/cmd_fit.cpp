@@ -1,6 +1,7 @@
 // `arclight-engine fit`: will a model fit on N boxes, how much context is left, how fast can
 // decode go at most. Models come from a GGUF file or the catalog (`fit --list`).
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <memory>
 #include <string>
@@ -17,6 +18,7 @@
 #include "arc/shard_load.h"
 #if defined(ARC_FIT_HAS_GGUF)
 #include "arc/fit_gguf.h"
+#include "arc/fit_remote.h"
 #endif
 #include "commands.h"
 
@@ -26,6 +28,8 @@ namespace {
 
 struct FitArgs {
   std::string model_file;
+  std::string url;    // a remote GGUF file: only its header is read (range requests)
+  std::string token;  // gated repositories (else $HF_TOKEN)
   std::string catalog_id;
   std::string build;
   std::string catalog_file;
@@ -64,6 +68,21 @@ void print_list(const catalog::Catalog& c) {
 }
 
 Result<fit::ModelSpec> model_from_args(const FitArgs& a) {
+  if (!a.url.empty()) {
+#if defined(ARC_FIT_HAS_GGUF)
+    fit::RemoteOptions o;
+    o.bearer_token = a.token;
+    ARC_ASSIGN_OR_RETURN(fit::RemoteSpec r, fit::model_spec_from_gguf_url(a.url, o));
+    // stderr: stdout stays the same report as for the local file.
+    std::fprintf(stderr, "fit: read %.1f KiB of header from %zu file%s (%s) in %d request%s\n",
+                 double(r.bytes_read) / 1024.0, r.n_files, r.n_files == 1 ? "" : "s",
+                 fit::format_gib(double(r.file_bytes)).c_str(), r.requests,
+                 r.requests == 1 ? "" : "s");
+    return r.spec;
+#else
+    return unimplemented("this build has no GGUF reader; use --catalog ID --build NAME");
+#endif
+  }
   if (!a.model_file.empty()) {
 #if defined(ARC_FIT_HAS_GGUF)
     return fit::model_spec_from_gguf_file(a.model_file);
@@ -106,8 +125,8 @@ int run_fit(FitArgs& a) {
     print_list(*c);
     return 0;
   }
-  if (a.model_file.empty() == a.catalog_id.empty()) {
-    std::fprintf(stderr, "fit: give either --model FILE or --catalog ID (see --list)\n");
+  if (int(!a.model_file.empty()) + int(!a.url.empty()) + int(!a.catalog_id.empty()) != 1) {
+    std::fprintf(stderr, "fit: give one of --model FILE, --url URL or --catalog ID (see --list)\n");
     return 2;
   }
   auto dtype = fit::parse_kv_dtype(a.kv_dtype);
@@ -153,6 +172,11 @@ void add_fit_command(CLI::App& app, CliContext& ctx) {
   auto* cmd = app.add_subcommand(
       "fit", "Memory fit and decode-speed ceiling of a model on 1-4 DGX Spark boxes");
   cmd->add_option("--model", args->model_file, "GGUF file (exact tensor sizes)");
+  cmd->add_option("--url", args->url,
+                  "remote GGUF file (e.g. https://huggingface.co/REPO/resolve/main/F.gguf): "
+                  "only its header is read, through HTTP range requests");
+  cmd->add_option("--token", args->token,
+                  "token for gated repositories with --url (default: $HF_TOKEN)");
   cmd->add_option("--catalog", args->catalog_id, "catalog model id (see --list)");
   cmd->add_option("--build", args->build, "build of the catalog model (quantization)");
   cmd->add_option("--catalog-file", args->catalog_file, "catalog JSON instead of the built-in one");
@@ -178,7 +202,13 @@ void add_fit_command(CLI::App& app, CliContext& ctx) {
   cmd->add_flag("--engram-on-disk,--ngram-on-disk", args->workload.ngram_on_disk,
                 "keep Engram / n-gram tables on NVMe");
   cmd->add_flag("--json", args->json, "print the report as JSON");
-  cmd->callback([args, &ctx] { ctx.exit_code = run_fit(*args); });
+  cmd->callback([args, &ctx] {
+    // The environment is read here, at the command's edge, never inside the library.
+    if (args->token.empty()) {
+      if (const char* t = std::getenv("HF_TOKEN")) args->token = t;
+    }
+    ctx.exit_code = run_fit(*args);
+  });
 }
 
 }  // namespace arc::cli

@@ -26,7 +26,7 @@ int64_t TensorInfo::n_rows() const {
 
 uint64_t File::file_bytes() const {
   uint64_t total = 0;
-  for (const auto& b : bytes_) total += b.size();
+  for (uint64_t b : part_sizes_) total += b;
   return total;
 }
 
@@ -117,22 +117,14 @@ uint64_t File::absolute_offset(const TensorInfo& t) const {
   return data_offsets_[t.file_index] + t.offset;
 }
 
-namespace {
-
-struct SplitName {
-  std::string prefix;  // path without "-00001-of-00003.gguf"
-  uint32_t count = 0;
-};
-
-// NAME-00002-of-00005.gguf -> {NAME, 5}; nullopt for names that are not split parts.
 // Matched by hand from the end: std::regex recurses once per character and overflows the stack
 // on long names (a 30,000-character path from a client).
-std::optional<SplitName> parse_split_name(const std::string& path) {
+std::optional<SplitName> parse_split_name(std::string_view path) {
   static constexpr std::string_view kSuffix = ".gguf";
   // "-" 5 digits "-of-" 5 digits ".gguf"
   constexpr size_t kTail = 1 + 5 + 4 + 5 + kSuffix.size();
   if (path.size() < kTail) return std::nullopt;
-  const std::string_view tail = std::string_view(path).substr(path.size() - kTail);
+  const std::string_view tail = path.substr(path.size() - kTail);
   auto number = [](std::string_view digits) -> std::optional<uint32_t> {
     uint32_t v = 0;
     for (char c : digits) {
@@ -147,14 +139,12 @@ std::optional<SplitName> parse_split_name(const std::string& path) {
   const auto no = number(tail.substr(1, 5));
   const auto count = number(tail.substr(10, 5));
   if (!no || !count || *count == 0 || *no == 0 || *no > *count) return std::nullopt;
-  return SplitName{path.substr(0, path.size() - kTail), *count};
+  return SplitName{std::string(path.substr(0, path.size() - kTail)), *no, *count};
 }
 
-std::string split_path(const SplitName& s, uint32_t no) {
+std::string split_part_name(const SplitName& s, uint32_t no) {
   return fmt::format("{}-{:05d}-of-{:05d}.gguf", s.prefix, no, s.count);
 }
-
-}  // namespace
 
 Result<File> File::open(const std::string& path) {
   std::optional<SplitName> split = parse_split_name(path);
@@ -163,7 +153,7 @@ Result<File> File::open(const std::string& path) {
   // Map every part first so a missing one is reported before any parsing work.
   std::vector<MappedFile> maps;
   for (uint32_t i = 0; i < n_parts; ++i) {
-    const std::string part = split ? split_path(*split, i + 1) : path;
+    const std::string part = split ? split_part_name(*split, i + 1) : path;
     std::error_code ec;  // a name too long for the file system is a missing part, not a throw
     if (split && !std::filesystem::exists(part, ec)) {
       return not_found(
@@ -175,24 +165,45 @@ Result<File> File::open(const std::string& path) {
     maps.push_back(std::move(m));
   }
 
-  File out;
+  std::vector<File> parts;
   for (uint32_t i = 0; i < n_parts; ++i) {
     ARC_ASSIGN_OR_RETURN(File part, File::parse(maps[i].bytes(), maps[i].path()));
     std::optional<int64_t> count = part.get_int("split.count");
     std::optional<int64_t> no = part.get_int("split.no");
-    if (!split) {
-      if (count && *count > 1) {
-        return invalid_argument(fmt::format(
-            "{} is part {} of a model split into {} files, but its name does not follow "
-            "NAME-0000i-of-0000N.gguf; rename the parts so they can be found together",
-            path, no ? *no + 1 : 0, *count));
-      }
-    } else if (n_parts > 1 || count) {
-      if (!count || *count != n_parts || !no || *no != static_cast<int64_t>(i)) {
+    if (!split && count && *count > 1) {
+      return invalid_argument(
+          fmt::format("{} is part {} of a model split into {} files, but its name does not follow "
+                      "NAME-0000i-of-0000N.gguf; rename the parts so they can be found together",
+                      path, no ? *no + 1 : 0, *count));
+    }
+    parts.push_back(std::move(part));
+  }
+  File out;
+  if (split) {
+    ARC_ASSIGN_OR_RETURN(out, join_splits(std::move(parts), path));
+  } else {
+    out = std::move(parts[0]);
+    out.path_ = path;
+  }
+  out.maps_ = std::move(maps);
+  return out;
+}
+
+Result<File> File::join_splits(std::vector<File> parts, std::string path) {
+  if (parts.empty()) return invalid_argument(path + ": no parts to join");
+  const size_t n_parts = parts.size();
+  File out;
+  for (size_t i = 0; i < n_parts; ++i) {
+    File& part = parts[i];
+    std::optional<int64_t> count = part.get_int("split.count");
+    std::optional<int64_t> no = part.get_int("split.no");
+    if (n_parts > 1 || count) {
+      if (!count || *count != static_cast<int64_t>(n_parts) || !no ||
+          *no != static_cast<int64_t>(i)) {
         return data_loss(fmt::format(
             "{}: its split metadata (split.no {}, split.count {}) does not match its name (part "
             "{} of {}); the parts come from different downloads",
-            maps[i].path(), no ? std::to_string(*no) : "missing",
+            part.path(), no ? std::to_string(*no) : "missing",
             count ? std::to_string(*count) : "missing", i + 1, n_parts));
       }
     }
@@ -202,16 +213,17 @@ Result<File> File::open(const std::string& path) {
       continue;
     }
     // Later parts contribute their tensors; metadata comes from the first part.
-    out.bytes_.push_back(part.bytes_[0]);
+    if (!part.bytes_.empty()) out.bytes_.push_back(part.bytes_[0]);
+    out.part_sizes_.push_back(part.part_sizes_[0]);
     out.data_offsets_.push_back(part.data_offsets_[0]);
     for (TensorInfo& t : part.tensors_) {
       if (out.tensor_index_.count(t.name) != 0) {
         return data_loss(
             fmt::format("{}: tensor '{}' is also in an earlier part; the parts come "
                         "from different downloads",
-                        maps[i].path(), t.name));
+                        part.path(), t.name));
       }
-      t.file_index = i;
+      t.file_index = static_cast<uint32_t>(i);
       out.tensor_index_.emplace(t.name, out.tensors_.size());
       out.tensors_.push_back(std::move(t));
     }
@@ -224,7 +236,6 @@ Result<File> File::open(const std::string& path) {
                       path, *expected, n_parts, out.tensors_.size()));
     }
   }
-  out.maps_ = std::move(maps);
   return out;
 }
 

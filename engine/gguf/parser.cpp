@@ -52,20 +52,33 @@ uint64_t min_value_bytes(ValueType t) {
 }
 
 // Reads little-endian values from a byte span, never past its end.
+//
+// A header-only cursor (File::parse_header) holds the file's first bytes but knows the whole
+// file's size: counts and lengths are bounded by the file, and a read past the bytes held (but
+// inside the file) is kOutOfRange, which tells the caller to fetch a longer prefix.
 class Cursor {
  public:
-  Cursor(std::span<const uint8_t> bytes, const std::string& name) : bytes_(bytes), name_(name) {}
+  Cursor(std::span<const uint8_t> bytes, const std::string& name, uint64_t file_size)
+      : bytes_(bytes), name_(name), file_size_(file_size) {}
 
   uint64_t pos() const { return pos_; }
-  uint64_t size() const { return bytes_.size(); }
-  uint64_t remaining() const { return bytes_.size() - pos_; }
+  uint64_t size() const { return file_size_; }
+  uint64_t remaining() const { return file_size_ - pos_; }
+  // Bytes held after pos (== remaining() unless header-only); bounds reservations.
+  uint64_t available() const { return pos_ < bytes_.size() ? bytes_.size() - pos_ : 0; }
 
   Status fail(StatusCode code, uint64_t at, const std::string& what) const {
     return {code, fmt::format("{}: at byte {}: {}", name_, at, what)};
   }
 
   Status need(uint64_t n, std::string_view what) const {
-    if (n <= remaining()) return ok_status();
+    if (n <= available()) return ok_status();
+    if (n <= remaining()) {
+      return fail(StatusCode::kOutOfRange, pos_,
+                  fmt::format("{} lies past the first {} bytes read; the header is longer, read "
+                              "more of the file",
+                              what, bytes_.size()));
+    }
     return fail(StatusCode::kDataLoss, pos_,
                 fmt::format("{} needs {} bytes but the file ends after {} more (size {}); the file "
                             "is truncated or corrupt, download it again",
@@ -90,6 +103,7 @@ class Cursor {
                               "truncated or corrupt",
                               what, len, remaining()));
     }
+    ARC_RETURN_IF_ERROR(need(len, what));
     out.assign(reinterpret_cast<const char*>(bytes_.data() + pos_), len);
     pos_ += len;
     return ok_status();
@@ -98,6 +112,7 @@ class Cursor {
  private:
   std::span<const uint8_t> bytes_;
   const std::string& name_;
+  uint64_t file_size_ = 0;  // >= bytes_.size()
   uint64_t pos_ = 0;
 };
 
@@ -133,7 +148,7 @@ Status read_array(Cursor& c, int depth, const std::string& key, Value& out) {
   }
   Array arr;
   arr.elem_type = elem;
-  arr.items.reserve(count);
+  arr.items.reserve(std::min(count, c.available() / min_value_bytes(elem)));
   for (uint64_t i = 0; i < count; ++i) {
     Value item;
     ARC_RETURN_IF_ERROR(read_value(c, elem, depth + 1, key, item));
@@ -209,11 +224,13 @@ std::optional<int64_t> checked_mul(int64_t a, int64_t b) {
 // Parses one GGUF file image (one split). Friend of File.
 class Parser {
  public:
-  static Result<File> parse(std::span<const uint8_t> bytes, std::string name) {
+  // file_size > bytes.size(): header-only (bytes is the file's first part; no tensor data).
+  static Result<File> parse(std::span<const uint8_t> bytes, std::string name, uint64_t file_size) {
     File f;
     f.path_ = std::move(name);
-    f.bytes_.push_back(bytes);
-    Cursor c(bytes, f.path_);
+    if (file_size == bytes.size()) f.bytes_.push_back(bytes);
+    f.part_sizes_.push_back(file_size);
+    Cursor c(bytes, f.path_, file_size);
     ARC_RETURN_IF_ERROR(parse_header(c, f));
     uint64_t n_tensors = 0, n_kv = 0;
     ARC_RETURN_IF_ERROR(parse_counts(c, n_tensors, n_kv));
@@ -321,7 +338,7 @@ class Parser {
 
   static Status parse_tensor_infos(Cursor& c, File& f, uint64_t n_tensors,
                                    std::vector<uint64_t>& info_at) {
-    f.tensors_.reserve(n_tensors);
+    f.tensors_.reserve(std::min<uint64_t>(n_tensors, c.available() / 32));
     for (uint64_t i = 0; i < n_tensors; ++i) {
       const uint64_t at = c.pos();
       TensorInfo t;
@@ -439,7 +456,16 @@ class Parser {
 };
 
 Result<File> File::parse(std::span<const uint8_t> bytes, std::string display_name) {
-  return Parser::parse(bytes, std::move(display_name));
+  return Parser::parse(bytes, std::move(display_name), bytes.size());
+}
+
+Result<File> File::parse_header(std::span<const uint8_t> head, uint64_t file_size,
+                                std::string display_name) {
+  if (head.size() > file_size) {
+    return invalid_argument(fmt::format("{}: {} header bytes given for a file of {} bytes",
+                                        display_name, head.size(), file_size));
+  }
+  return Parser::parse(head, std::move(display_name), file_size);
 }
 
 }  // namespace arc::gguf

@@ -98,6 +98,15 @@ class File {
   static Result<File> open(const std::string& path);
   // Validates bytes in memory (the fuzzer's entry point); the caller keeps `bytes` alive.
   static Result<File> parse(std::span<const uint8_t> bytes, std::string display_name = "<memory>");
+  // Validates a file from its first bytes only (a remote file's first range): metadata and tensor
+  // infos come from `head`, and every tensor must lie inside `file_size`. The result holds no
+  // tensor data (tensor_data() is empty) and does not refer to `head`. kOutOfRange: the header
+  // goes on past `head`; call again with a longer prefix.
+  static Result<File> parse_header(std::span<const uint8_t> head, uint64_t file_size,
+                                   std::string display_name);
+  // Joins the parsed parts of a split model, in order, into one: metadata from the first part,
+  // tensors from all. Checks split.no / split.count against the order and split.tensors.count.
+  static Result<File> join_splits(std::vector<File> parts, std::string path);
 
   File(File&&) noexcept;
   File& operator=(File&&) noexcept;
@@ -106,7 +115,7 @@ class File {
   uint32_t version() const { return version_; }
   uint32_t alignment() const { return alignment_; }
   const std::string& path() const { return path_; }
-  size_t n_files() const { return maps_.empty() ? 1 : maps_.size(); }
+  size_t n_files() const { return part_sizes_.size(); }
   uint64_t file_bytes() const;  // total over splits
 
   const std::map<std::string, Value, std::less<>>& metadata() const { return metadata_; }
@@ -140,12 +149,24 @@ class File {
   uint32_t version_ = 3;
   uint32_t alignment_ = 32;
   std::vector<MappedFile> maps_;                 // one per split (empty for parse())
-  std::vector<std::span<const uint8_t>> bytes_;  // per split: the whole file
+  std::vector<std::span<const uint8_t>> bytes_;  // per split: the whole file (none: header-only)
+  std::vector<uint64_t> part_sizes_;             // per split: its size in bytes
   std::vector<uint64_t> data_offsets_;           // per split: start of the data section
   std::map<std::string, Value, std::less<>> metadata_;
   std::vector<TensorInfo> tensors_;
   std::map<std::string, size_t, std::less<>> tensor_index_;
 };
+
+// A split model's part name: NAME-00002-of-00005.gguf -> {NAME, 2, 5}. Works on paths and URLs
+// (without a query string); nullopt for names that are not split parts.
+struct SplitName {
+  std::string prefix;  // the name without "-00002-of-00005.gguf"
+  uint32_t no = 0;     // 1-based
+  uint32_t count = 0;
+};
+std::optional<SplitName> parse_split_name(std::string_view name);
+// The name of part `no` (1-based) of the same model.
+std::string split_part_name(const SplitName& s, uint32_t no);
 
 // Builds a GGUF v3 file. Metadata keeps insertion order; tensors are laid out in the order added,
 // each aligned to `general.alignment`.
