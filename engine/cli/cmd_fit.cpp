@@ -17,7 +17,9 @@
 #include "arc/model_config.h"
 #include "arc/shard_load.h"
 #if defined(ARC_FIT_HAS_GGUF)
+#include <optional>
 #include "arc/fit_gguf.h"
+
 #include "arc/fit_remote.h"
 #endif
 #include "commands.h"
@@ -67,7 +69,8 @@ void print_list(const catalog::Catalog& c) {
   }
 }
 
-Result<fit::ModelSpec> model_from_args(const FitArgs& a) {
+// header: filled with the remote file's header for --url (the split needs its tensors).
+Result<fit::ModelSpec> model_from_args(const FitArgs& a, std::optional<gguf::File>* header) {
   if (!a.url.empty()) {
 #if defined(ARC_FIT_HAS_GGUF)
     fit::RemoteOptions o;
@@ -78,6 +81,7 @@ Result<fit::ModelSpec> model_from_args(const FitArgs& a) {
                  double(r.bytes_read) / 1024.0, r.n_files, r.n_files == 1 ? "" : "s",
                  fit::format_gib(double(r.file_bytes)).c_str(), r.requests,
                  r.requests == 1 ? "" : "s");
+    if (header != nullptr) *header = std::move(r.header);
     return r.spec;
 #else
     return unimplemented("this build has no GGUF reader; use --catalog ID --build NAME");
@@ -135,7 +139,8 @@ int run_fit(FitArgs& a) {
     return 2;
   }
   a.workload.kv_dtype = *dtype;
-  auto model = model_from_args(a);
+  std::optional<gguf::File> remote_header;  // --url: the header as read
+  auto model = model_from_args(a, &remote_header);
   if (!model.ok()) {
     std::fprintf(stderr, "fit: %s\n", model.status().to_string().c_str());
     return model.status().code() == StatusCode::kInvalidArgument ? 2 : 1;
@@ -147,9 +152,13 @@ int run_fit(FitArgs& a) {
   }
   // A file over several boxes: how its heads and widths split (padding, uneven block shares).
   std::vector<std::string> split;
-  if (!a.model_file.empty() && a.cluster.boxes > 1) {
-    if (auto f = gguf::File::open(a.model_file); f.ok() && config_from_gguf(*f).ok()) {
-      split = describe_split(*f, a.cluster.boxes);
+  if (a.cluster.boxes > 1) {
+    if (remote_header && config_from_gguf(*remote_header).ok()) {
+      split = describe_split(*remote_header, a.cluster.boxes);
+    } else if (!a.model_file.empty()) {
+      if (auto f = gguf::File::open(a.model_file); f.ok() && config_from_gguf(*f).ok()) {
+        split = describe_split(*f, a.cluster.boxes);
+      }
     }
   }
   if (a.json) {

@@ -85,6 +85,7 @@ Result<RemoteSpec> model_spec_from_gguf_url(const std::string& url, const Remote
   if (!joined.ok()) return joined.status();
   out.n_files = n_parts;
   ARC_ASSIGN_OR_RETURN(out.spec, model_spec_from_gguf(*joined));
+  out.header.emplace(std::move(*joined));
   return out;
 }
 

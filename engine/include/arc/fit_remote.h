@@ -12,7 +12,10 @@
 #include <cstdint>
 #include <string>
 
+#include <optional>
+
 #include "arc/fit.h"
+#include "arc/gguf.h"
 #include "arc/status.h"
 
 namespace arc::fit {
@@ -30,6 +33,9 @@ struct RemoteSpec {
   size_t n_files = 1;
   uint64_t bytes_read = 0;  // header bytes fetched over all parts
   int requests = 0;         // range requests made (redirect hops not counted)
+  // The header as read (metadata and tensor infos, no tensor data): what a local file's
+  // header gives, e.g. for the tensor-parallel split.
+  std::optional<gguf::File> header;
 };
 
 Result<RemoteSpec> model_spec_from_gguf_url(const std::string& url,
