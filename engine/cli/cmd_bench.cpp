@@ -16,6 +16,7 @@
 #include "arc/tp_runtime.h"
 #include "arc/tp_session.h"
 #include "backend_flags.h"
+#include "bench_kernel_work.h"
 #include "bench_spec.h"
 #include "commands.h"
 #include "sched/draft_model.h"
@@ -107,6 +108,7 @@ int run_bench(const BenchOpts& o) {
   // The backend under any wrapper: loading and the KV cache use it directly (with its optional
   // capabilities, e.g. streaming weights to a device); the forward's ops go through `backend`.
   Backend* base = inner ? inner.get() : backend.get();
+  auto* dev = dynamic_cast<DeviceReport*>(base);  // nullptr on the CPU
   // With --tp N only this rank's shard is loaded.
   std::unique_ptr<Model> loaded;
   auto tp_rt =
@@ -174,8 +176,9 @@ int run_bench(const BenchOpts& o) {
   for (size_t i = 0; i < prompt.size(); ++i) {
     prompt[i] = static_cast<int32_t>((i * 7919 + 13) % static_cast<size_t>(c.n_vocab));
   }
-  bool measuring = false;  // past the warm-up
-  double dec_seconds = 0;  // measured decode time, all repeats
+  KernelWorkTotals dec_work;  // --profile-ops on the CUDA emulator: decode kernels' operations
+  bool measuring = false;     // past the warm-up
+  double dec_seconds = 0;     // measured decode time, all repeats
   // One run: prefill the prompt, then decode n_gen tokens (greedy or sampled as asked). Returns
   // seconds of each.
   auto one = [&](int n_gen, double& t_pre, double& t_dec) -> Status {
@@ -187,6 +190,9 @@ int run_bench(const BenchOpts& o) {
     ARC_ASSIGN_OR_RETURN(auto logits, drv.step({prompt, pos, seqs, {}}));
     auto t1 = std::chrono::steady_clock::now();
     prof.enabled = o.profile_ops && measuring;
+    // On the CUDA emulator the kernels' operations of the decode steps (not the prefill).
+    const bool count_work = prof.enabled && dev != nullptr && dev->emulated();
+    if (count_work) dev->reset_kernel_work();
     const CommStats c1 = stats_comm.stats();
     SamplingParams sp;
     sp.temperature = o.temperature;
@@ -272,6 +278,7 @@ int run_bench(const BenchOpts& o) {
       if (prof.enabled) prof.add("sampling", seconds_since(s0));
     }
     auto t2 = std::chrono::steady_clock::now();
+    if (count_work) add_kernel_work(dec_work, dev->kernel_work());
     prof.enabled = false;
     last_output.assign(history.begin() + o.n_prompt, history.end());
     last_output.push_back(tok);
@@ -302,7 +309,6 @@ int run_bench(const BenchOpts& o) {
   // device-to-device copies (bytes read + written) in its own memory.
   std::string device = "CPU";
   std::string bw_method = "memory read";
-  auto* dev = dynamic_cast<DeviceReport*>(base);
   // On the CPU: how much of this process (weights, KV) sits on huge pages, taken while the model
   // is loaded and before the bandwidth buffer exists. 0 with --mmap or where THP is off.
   std::optional<HugePageReport> huge;
@@ -467,6 +473,7 @@ int run_bench(const BenchOpts& o) {
                        {"calls_per_token", dec_tokens > 0 ? t.calls / dec_tokens : 0}});
       }
       j["decode_op_profile"] = ops;
+      if (!dec_work.empty()) j["decode_kernel_work"] = kernel_work_json(dec_work, dec_tokens);
     }
     std::printf("%s\n", j.dump(2).c_str());
   } else {
@@ -549,7 +556,10 @@ int run_bench(const BenchOpts& o) {
                   stats_comm.on_stream() ? "NCCL, device time" : "MPI, host time");
     }
   }
-  if (o.profile_ops && !o.json) print_op_profile(prof, dec_seconds, dec_tokens);
+  if (o.profile_ops && !o.json) {
+    print_op_profile(prof, dec_seconds, dec_tokens);
+    print_kernel_work(dec_work, dec_tokens);
+  }
   return 0;
 }
 

@@ -10,6 +10,9 @@
 #include "arc/backend_factory.h"
 #include "arc/kernels/cuda_errors.h"
 #include "arc/log.h"
+#if defined(ARC_CUDA_EMULATION)
+#include "arc_cuda_emu/emulator.h"
+#endif
 
 namespace arc {
 
@@ -600,6 +603,22 @@ Result<uint64_t> cuda_free_memory_bytes(int device) {
                        ": " + describe(e));
   }
   return static_cast<uint64_t>(free_b);
+}
+
+std::vector<DeviceKernelWork> CudaBackend::kernel_work() const {
+  std::vector<DeviceKernelWork> out;
+#if defined(ARC_CUDA_EMULATION)
+  if (!cuda_emu::counts_operations()) return out;
+  for (const cuda_emu::KernelWork& w : cuda_emu::kernel_work())
+    out.push_back({w.name, w.launches, w.threads, w.ops});
+#endif
+  return out;
+}
+
+void CudaBackend::reset_kernel_work() {
+#if defined(ARC_CUDA_EMULATION)
+  cuda_emu::reset_kernel_work();
+#endif
 }
 
 bool cuda_backend_emulated() {

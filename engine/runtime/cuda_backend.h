@@ -103,6 +103,8 @@ class CudaBackend final : public Backend,
   Result<double> measure_copy_bandwidth(size_t bytes) override;
   Result<uint64_t> free_memory_bytes() const override;
   bool emulated() const override { return cuda_backend_emulated(); }
+  std::vector<DeviceKernelWork> kernel_work() const override;
+  void reset_kernel_work() override;
 
   // CandidateSelector (cuda_backend_sampling.cpp).
   void top_candidates(const kernels::TopCandidatesArgs& a) override;

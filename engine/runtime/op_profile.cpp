@@ -3,6 +3,8 @@
 
 #include <chrono>
 
+#include "arc/step_candidates.h"
+
 namespace arc {
 
 void OpProfile::add(const char* op, double seconds) {
@@ -18,7 +20,7 @@ void OpProfile::add(const char* op, double seconds) {
 
 namespace {
 
-class ProfilingBackend final : public Backend {
+class ProfilingBackend : public Backend {
  public:
   ProfilingBackend(Backend& inner, OpProfile* profile) : in_(inner), prof_(profile) {}
 
@@ -101,7 +103,7 @@ class ProfilingBackend final : public Backend {
     time("moe_ffn", [&] { in_.moe_ffn(a); });
   }
 
- private:
+ protected:
   // Runs one op and, while profiling, waits for it and adds its time. A failure the wait
   // reports is kept for this backend's sync().
   template <class F>
@@ -122,9 +124,26 @@ class ProfilingBackend final : public Backend {
   Status error_;
 };
 
+// A backend that selects sampling candidates where the logits are (the CUDA backend) keeps doing
+// so under the profile: the profiled steps are the steps users run, sampling included.
+class ProfilingSelectingBackend final : public ProfilingBackend, public CandidateSelector {
+ public:
+  ProfilingSelectingBackend(Backend& inner, CandidateSelector& selector, OpProfile* profile)
+      : ProfilingBackend(inner, profile), sel_(selector) {}
+  void top_candidates(const kernels::TopCandidatesArgs& a) override {
+    time("top_candidates", [&] { sel_.top_candidates(a); });
+  }
+
+ private:
+  CandidateSelector& sel_;
+};
+
 }  // namespace
 
 std::unique_ptr<Backend> make_profiling_backend(Backend& inner, OpProfile* profile) {
+  if (auto* selector = dynamic_cast<CandidateSelector*>(&inner)) {
+    return std::make_unique<ProfilingSelectingBackend>(inner, *selector, profile);
+  }
   return std::make_unique<ProfilingBackend>(inner, profile);
 }
 

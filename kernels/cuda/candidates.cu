@@ -4,8 +4,12 @@
 //      so no two threads touch the same entry);
 //   3. radix select of the k-th largest order key, 8 bits per pass from the top: after four
 //      passes the threshold key T is known, with how many entries equal to T belong to the k best;
-//   4. one pass collects every entry above T and, in index order (a block-wide scan per tile of
-//      1024 entries), the first entries equal to T: the host's tie rule, lower id first;
+//      the first pass histograms with warp aggregation (most logits share their top bits), the
+//      later ones, which see about 1% of the row, with plain shared atomics;
+//   4. one pass collects every entry at or above T when all entries equal to T belong to the k
+//      best (continuous logits); when ties straddle the k-th place, every entry above T and, in
+//      index order (a block-wide scan per tile of 1024 entries), the first entries equal to T:
+//      the host's tie rule, lower id first;
 //   5. a bitonic sort of the k entries by (key desc, id asc), packed in one 64-bit word
 //      (k == 1, greedy, skips 3-5: one pass takes the largest packed word);
 //   6. the tempered mass (when asked): a double sum of exp((x - max) / T).
@@ -72,6 +76,7 @@ __global__ void __launch_bounds__(kThreads) candidates_kernel(TopCandidatesArgs 
   ARC_SHARED(int, warp_offset, [32]);
   ARC_SHARED(int, s_bin, );
   ARC_SHARED(int, s_remaining, );
+  ARC_SHARED(int, s_in, );
   ARC_SHARED(int, s_above, );
   ARC_SHARED(int, s_eq_seen, );
   ARC_SHARED(int, s_tile_eq, );
@@ -133,19 +138,32 @@ __global__ void __launch_bounds__(kThreads) candidates_kernel(TopCandidatesArgs 
     // 3. Radix select of the k-th largest key.
     uint32_t prefix = 0, mask = 0;
     int remaining = k;
+    int64_t n_in = n;  // keys that match the prefix so far
     for (int shift = 24; shift >= 0; shift -= 8) {
       for (int b = tid; b < kBins; b += blockDim.x) hist[b] = 0;
       __syncthreads();
-      for (int64_t base = 0; base < n; base += blockDim.x) {  // whole warps: the ballot below
-        const int64_t i = base + tid;
-        const uint32_t key = i < n ? order_key(l[i]) : 0u;
-        const bool in = i < n && (key & mask) == prefix;
-        const uint32_t bin = (key >> shift) & (kBins - 1);
-        // Warp-aggregated: logits share their top bits, so most lanes hit the same bin.
-        const unsigned active = __ballot_sync(0xffffffffu, in);
-        if (in) {
-          const unsigned same = __match_any_sync(active, bin);
-          if (lane == __ffs(same) - 1) atomicAdd(&hist[bin], static_cast<uint32_t>(__popc(same)));
+      if (n_in > n / 16) {
+        // Dense (the first pass, or logits crowded into one bin): warp-aggregated, since logits
+        // share their top bits and most lanes hit the same bin.
+        for (int64_t base = 0; base < n; base += blockDim.x) {  // whole warps: the ballot below
+          const int64_t i = base + tid;
+          const uint32_t key = i < n ? order_key(l[i]) : 0u;
+          const bool in = i < n && (key & mask) == prefix;
+          const uint32_t bin = (key >> shift) & (kBins - 1);
+          const unsigned active = __ballot_sync(0xffffffffu, in);
+          if (in) {
+            const unsigned same = __match_any_sync(active, bin);
+            if (lane == __ffs(same) - 1) {
+              atomicAdd(&hist[bin], static_cast<uint32_t>(__popc(same)));
+            }
+          }
+        }
+      } else {
+        // Sparse (after the first pass usually about 1% of the row is left): plain atomics on
+        // the few keys that still match, no warp collectives per entry.
+        for (int64_t i = tid; i < n; i += blockDim.x) {
+          const uint32_t key = order_key(l[i]);
+          if ((key & mask) == prefix) atomicAdd(&hist[(key >> shift) & (kBins - 1)], 1u);
         }
       }
       __syncthreads();
@@ -157,12 +175,15 @@ __global__ void __launch_bounds__(kThreads) candidates_kernel(TopCandidatesArgs 
         }
         s_bin = b;
         s_remaining = remaining - above;
+        s_in = static_cast<int>(hist[b]);
       }
       __syncthreads();
       prefix |= static_cast<uint32_t>(s_bin) << shift;
       mask |= static_cast<uint32_t>(kBins - 1) << shift;
       remaining = s_remaining;
+      n_in = s_in;
     }
+    // After the last pass n_in counts the keys equal to the threshold.
     // The k best: every key above `prefix` (k - remaining of them) and the first `remaining` keys
     // equal to it.
     const int n_above = k - remaining;
@@ -173,33 +194,44 @@ __global__ void __launch_bounds__(kThreads) candidates_kernel(TopCandidatesArgs 
       s_eq_seen = 0;
     }
     __syncthreads();
-    for (int64_t base = 0; base < n; base += blockDim.x) {
-      const int64_t i = base + tid;
-      const uint32_t key = i < n ? order_key(l[i]) : 0u;
-      const bool above = i < n && key > prefix;
-      const bool equal = i < n && key == prefix;
-      if (above) sorted[atomicAdd(&s_above, 1)] = pack(key, i);
-      const unsigned ballot = __ballot_sync(0xffffffffu, equal);
-      if (lane == 0) warp_count[warp] = __popc(ballot);
-      __syncthreads();
-      if (warp == 0) {
-        const int c = lane < n_warps ? warp_count[lane] : 0;
-        int incl = c;
+    if (n_in == remaining) {
+      // Every key equal to the threshold is taken (with continuous logits: the one k-th key), so
+      // the order of collection does not matter: the sort below orders by (key, id).
+      for (int64_t i = tid; i < n; i += blockDim.x) {
+        const uint32_t key = order_key(l[i]);
+        if (key >= prefix) sorted[atomicAdd(&s_above, 1)] = pack(key, i);
+      }
+    } else {
+      // Ties straddle the k-th place: the first `remaining` equal keys in index order (the
+      // host's tie rule), found with a block-wide scan per tile.
+      for (int64_t base = 0; base < n; base += blockDim.x) {
+        const int64_t i = base + tid;
+        const uint32_t key = i < n ? order_key(l[i]) : 0u;
+        const bool above = i < n && key > prefix;
+        const bool equal = i < n && key == prefix;
+        if (above) sorted[atomicAdd(&s_above, 1)] = pack(key, i);
+        const unsigned ballot = __ballot_sync(0xffffffffu, equal);
+        if (lane == 0) warp_count[warp] = __popc(ballot);
+        __syncthreads();
+        if (warp == 0) {
+          const int c = lane < n_warps ? warp_count[lane] : 0;
+          int incl = c;
 #pragma unroll
-        for (int o = 1; o < kWarp; o <<= 1) {
-          const int up = __shfl_up_sync(0xffffffffu, incl, o);
-          if (lane >= o) incl += up;
+          for (int o = 1; o < kWarp; o <<= 1) {
+            const int up = __shfl_up_sync(0xffffffffu, incl, o);
+            if (lane >= o) incl += up;
+          }
+          warp_offset[lane] = incl - c;
+          if (lane == kWarp - 1) s_tile_eq = incl;
         }
-        warp_offset[lane] = incl - c;
-        if (lane == kWarp - 1) s_tile_eq = incl;
+        __syncthreads();
+        if (equal) {
+          const int rank = s_eq_seen + warp_offset[warp] + __popc(ballot & ((1u << lane) - 1u));
+          if (rank < remaining) sorted[n_above + rank] = pack(key, i);
+        }
+        __syncthreads();
+        if (tid == 0) s_eq_seen += s_tile_eq;
       }
-      __syncthreads();
-      if (equal) {
-        const int rank = s_eq_seen + warp_offset[warp] + __popc(ballot & ((1u << lane) - 1u));
-        if (rank < remaining) sorted[n_above + rank] = pack(key, i);
-      }
-      __syncthreads();
-      if (tid == 0) s_eq_seen += s_tile_eq;
     }
 
     // 5. Bitonic sort, descending, padded to a power of two with zeros (below every real entry).

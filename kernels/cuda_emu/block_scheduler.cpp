@@ -462,9 +462,12 @@ void run_kernel(const KernelJob& job) {
   std::atomic<bool> failed{false};
   std::mutex fault_mu;
   std::string fault;
+  std::atomic<uint64_t> ops{0};
   const std::function<void()> work = [&] {
     BlockRunner& r = runner();
     set_running_kernel(job.spec.name);
+    // Every fiber of the blocks this OS thread runs counts into its thread-local counter.
+    const uint64_t ops_before = t_kernel_ops;
     for (;;) {
       if (failed.load(std::memory_order_relaxed)) break;
       const uint64_t i = next.fetch_add(1);
@@ -474,6 +477,7 @@ void run_kernel(const KernelJob& job) {
         if (!failed.exchange(true)) fault = r.fault;
       }
     }
+    ops.fetch_add(t_kernel_ops - ops_before, std::memory_order_relaxed);
     set_running_kernel(nullptr);
   };
   if (n_blocks > 1 && settings().threads > 1) {
@@ -481,6 +485,8 @@ void run_kernel(const KernelJob& job) {
   } else {
     work();
   }
+  const dim3 b = job.spec.block;
+  record_kernel_work(job.spec.name, n_blocks * b.x * b.y * b.z, ops.load());
   if (failed) {
     set_sticky(cudaErrorLaunchFailure, fault);
     return;

@@ -58,6 +58,10 @@ void run_kernel(const KernelJob& job);
 // Dynamic shared memory a kernel may use beyond 48 KB (cudaFuncSetAttribute), 0 when not set.
 size_t max_dynamic_shared(const void* func);
 uint64_t next_launch_id();
+// Basic blocks of kernel code this OS thread has executed (kernel_work.cpp's coverage hook).
+extern thread_local uint64_t t_kernel_ops;
+// Adds one finished launch to the per-kernel work counters.
+void record_kernel_work(const char* name, uint64_t threads, uint64_t ops);
 
 // ---- memory ----
 enum class MemKind { kUnknown, kDevice, kPinnedHost };

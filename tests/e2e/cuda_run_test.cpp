@@ -177,6 +177,38 @@ TEST_P(CudaRun, TensorParallelTwoRanksEqualOne) {
 #endif
 }
 
+// `bench --profile-ops` on the emulated device counts each decode kernel's operations, and the
+// sampled step's candidates are selected on the device (as serve does), listed as sampling.
+TEST_P(CudaRun, BenchCountsTheDecodeKernelsWorkWithSamplingOnTheDevice) {
+  const Case& c = GetParam();
+  if (std::string(c.name) != "qwen3moe_q8") GTEST_SKIP() << "one model is enough here";
+  const std::string m = model(c);
+  ASSERT_FALSE(m.empty());
+  int rc = 0;
+  const std::string out = sh(engine() + " --log-level warn bench -m " + m +
+                                 " --backend cuda -p 4 -n 3 -r 1 --temperature 0.6 "
+                                 "--profile-ops --json 2>&1",
+                             &rc);
+  ASSERT_EQ(rc, 0) << out;
+  const json j = json::parse(out, nullptr, false);
+  ASSERT_TRUE(j.is_object()) << out;
+  ASSERT_TRUE(j.contains("decode_kernel_work")) << out;
+  double sampling = 0, forward = 0, shares = 0;
+  for (const json& k : j["decode_kernel_work"]) {
+    const double ops = k["ops_per_token"].get<double>();
+    EXPECT_GT(ops, 0.0) << k.dump();
+    shares += k["share"].get<double>();
+    (k["sampling"].get<bool>() ? sampling : forward) += ops;
+    if (k["kernel"] == "candidates_kernel") {
+      EXPECT_TRUE(k["sampling"].get<bool>());
+      EXPECT_DOUBLE_EQ(k["launches_per_token"].get<double>(), 1.0);
+    }
+  }
+  EXPECT_GT(sampling, 0.0) << "no sampling kernel ran on the device: " << out;
+  EXPECT_GT(forward, sampling);
+  EXPECT_NEAR(shares, 1.0, 1e-9);
+}
+
 INSTANTIATE_TEST_SUITE_P(Families, CudaRun,
                          ::testing::Values(Case{"qwen3moe_f32", "qwen3moe", "F32"},
                                            Case{"qwen3moe_q8", "qwen3moe", "Q8_0"},

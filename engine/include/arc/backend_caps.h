@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <vector>
 
 #include "arc/kernels/dtype.h"
 #include "arc/status.h"
@@ -83,6 +84,15 @@ class NativeStream {
   virtual int native_device() const = 0;    // the CUDA device index
 };
 
+// How much one kernel did on an emulated device (arc_cuda_emu/emulator.h: kernel_work): launches,
+// CUDA threads, and operations = basic blocks its threads executed. Counts, not times.
+struct DeviceKernelWork {
+  std::string kernel;
+  uint64_t launches = 0;
+  uint64_t threads = 0;
+  uint64_t ops = 0;
+};
+
 class DeviceReport {
  public:
   virtual ~DeviceReport() = default;
@@ -95,6 +105,10 @@ class DeviceReport {
   virtual Result<uint64_t> free_memory_bytes() const = 0;
   // True on the CPU emulation of CUDA (kernels/cuda_emu): its timings say nothing about a GPU.
   virtual bool emulated() const { return false; }
+  // Emulated devices that count operations: the work per kernel since the last reset, most
+  // operations first (empty elsewhere). reset waits for the device to be idle first.
+  virtual std::vector<DeviceKernelWork> kernel_work() const { return {}; }
+  virtual void reset_kernel_work() {}
 };
 
 }  // namespace arc

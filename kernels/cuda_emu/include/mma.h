@@ -46,7 +46,7 @@ struct MmaLane {
   const float* c;
 };
 
-inline void resolve_mma(void* const lanes[32], unsigned) {
+ARC_EMU_NOT_COUNTED inline void resolve_mma(void* const lanes[32], unsigned) {
   float A[16][16], B[16][16], C[16][16];
   for (int l = 0; l < 32; ++l) {
     const auto* me = static_cast<const MmaLane*>(lanes[l]);

@@ -62,7 +62,7 @@ struct ShflLane {
 };
 
 template <typename T>
-void resolve_shfl(void* const lanes[32], unsigned mask) {
+ARC_EMU_NOT_COUNTED void resolve_shfl(void* const lanes[32], unsigned mask) {
   for (int i = 0; i < 32; ++i) {
     auto* me = static_cast<ShflLane<T>*>(lanes[i]);
     if (me == nullptr) continue;
@@ -104,7 +104,7 @@ struct VoteLane {
   int pred;
   unsigned out;
 };
-inline void resolve_ballot(void* const lanes[32], unsigned) {
+ARC_EMU_NOT_COUNTED inline void resolve_ballot(void* const lanes[32], unsigned) {
   unsigned bits = 0;
   for (int i = 0; i < 32; ++i)
     if (lanes[i] != nullptr && static_cast<VoteLane*>(lanes[i])->pred) bits |= 1u << i;
@@ -116,7 +116,7 @@ struct MatchLane {
   uint64_t value;
   unsigned out;
 };
-inline void resolve_match_any(void* const lanes[32], unsigned) {
+ARC_EMU_NOT_COUNTED inline void resolve_match_any(void* const lanes[32], unsigned) {
   for (int i = 0; i < 32; ++i) {
     auto* me = static_cast<MatchLane*>(lanes[i]);
     if (me == nullptr) continue;
@@ -128,7 +128,7 @@ inline void resolve_match_any(void* const lanes[32], unsigned) {
   }
 }
 
-inline void resolve_nothing(void* const[32], unsigned) {}
+ARC_EMU_NOT_COUNTED inline void resolve_nothing(void* const[32], unsigned) {}
 
 }  // namespace arc::cuda_emu::detail
 

@@ -32,6 +32,7 @@
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <vector>
 
 #include "arc_cuda_emu/vector_types.h"
 
@@ -89,5 +90,30 @@ void reset_device();
 // Number of kernels launched (executed or recorded) since start: tests use it to see that work
 // really ran on the emulated device.
 uint64_t kernels_launched();
+
+// The work the emulated kernels did since start (or the last reset), per kernel name: launches,
+// CUDA threads, and operations = basic blocks executed by all of its CUDA threads (counted by the
+// compiler's coverage hook, -fsanitize-coverage=trace-pc, on the kernel code). Not a time: a
+// GPU-independent measure of how much a kernel does, e.g. how many passes over a row it makes.
+// Sorted by operations, most first.
+struct KernelWork {
+  std::string name;
+  uint64_t launches = 0;
+  uint64_t threads = 0;
+  uint64_t ops = 0;
+};
+std::vector<KernelWork> kernel_work();
+// What completes a warp collective or an mma (one instruction on a GPU, a loop over lanes here)
+// is emulator mechanics, not the kernel's work: its resolver carries this mark and is not counted.
+#if defined(__clang__)
+#define ARC_EMU_NOT_COUNTED __attribute__((no_sanitize("coverage")))
+#else
+#define ARC_EMU_NOT_COUNTED __attribute__((no_sanitize_coverage))
+#endif
+// Waits for the device to be idle, then zeroes the counters.
+void reset_kernel_work();
+// Whether this build counts operations (the kernels carry the coverage hook); launches and
+// threads are counted either way.
+bool counts_operations();
 
 }  // namespace arc::cuda_emu

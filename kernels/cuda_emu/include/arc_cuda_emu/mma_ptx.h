@@ -29,7 +29,7 @@ inline float half_of(uint32_t reg, int i) {
   return arc::kernels::fp16_to_fp32(static_cast<uint16_t>(i == 0 ? reg & 0xFFFFu : reg >> 16));
 }
 
-inline void resolve_mma16816(void* const lanes[32], unsigned) {
+ARC_EMU_NOT_COUNTED inline void resolve_mma16816(void* const lanes[32], unsigned) {
   float A[16][16], B[16][8], C[16][8];
   for (int lane = 0; lane < 32; ++lane) {
     const auto* me = static_cast<const Mma16816Lane*>(lanes[lane]);
