@@ -271,6 +271,8 @@ RowsKernel rows_kernel_avx512vnni(DType t) {
       return {rows_q80_r16_avx512vnni, ActFormat::kQ8_0};
     case DType::Q6_K_R16:
       return {rows_q6k_r16_avx512vnni, ActFormat::kQ8_K};
+    case DType::MXFP4_R16:
+      return {rows_mxfp4_r16_avx512vnni, ActFormat::kQ8_0};
     default:
       return rows_kernel_avx512(t);
   }

@@ -61,6 +61,8 @@ RowsKernel rows_kernel_neon(DType w_type);        // defined only on aarch64 bui
 void rows_q4k_r16_avx512vnni(const RowsArgs& args, int64_t o0, int64_t o1);
 void rows_q80_r16_avx512vnni(const RowsArgs& args, int64_t o0, int64_t o1);
 void rows_q6k_r16_avx512vnni(const RowsArgs& args, int64_t o0, int64_t o1);
+// MXFP4_R16 rows against Q8_0 activations (gpt-oss's experts); x86-64 only, needs VNNI.
+void rows_mxfp4_r16_avx512vnni(const RowsArgs& args, int64_t o0, int64_t o1);
 RowsKernel rows_kernel_neon_dotprod(DType w_type);  // aarch64 only, needs HWCAP_ASIMDDP
 RowsKernel rows_kernel_neon_i8mm(DType w_type);     // aarch64 only, needs HWCAP2_I8MM too
 

@@ -6,7 +6,7 @@ namespace arc {
 namespace {
 
 // Block sizes and bytes follow ggml's type traits (QK_K = 256 super-blocks).
-constexpr std::array<DTypeInfo, 35> kTypes = {{
+constexpr std::array<DTypeInfo, 36> kTypes = {{
     {DType::F32, "F32", 1, 4, false},
     {DType::F16, "F16", 1, 2, false},
     {DType::Q4_0, "Q4_0", 32, 18, true},
@@ -42,6 +42,7 @@ constexpr std::array<DTypeInfo, 35> kTypes = {{
     {DType::Q8_0_R16, "Q8_0_R16", 32, 34, true},
     {DType::Q4_K_R16, "Q4_K_R16", 256, 144, true},
     {DType::Q6_K_R16, "Q6_K_R16", 256, 210, true},
+    {DType::MXFP4_R16, "MXFP4_R16", 32, 17, true},
 }};
 
 }  // namespace

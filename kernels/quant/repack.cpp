@@ -1,4 +1,5 @@
-// Q4_K <-> Q4_K_R16, Q6_K <-> Q6_K_R16 and Q8_0 <-> Q8_0_R16 (arc/kernels/repack.h): a group of 16
+// Q4_K <-> Q4_K_R16, Q6_K <-> Q6_K_R16, Q8_0 <-> Q8_0_R16 and MXFP4 <-> MXFP4_R16
+// (arc/kernels/repack.h): a group of 16
 // rows is gathered into scratch and written back interleaved, so the matrix is rearranged in its
 // own memory.
 #include "arc/kernels/repack.h"
@@ -14,12 +15,14 @@
 namespace arc::kernels {
 namespace {
 
+using quant::BlockMxfp4;
 using quant::BlockQ4K;
 using quant::BlockQ6K;
 using quant::BlockQ8_0;
-constexpr size_t kQ4KGroup = kRepackRows * sizeof(BlockQ4K);   // one super-block of 16 rows
-constexpr size_t kQ6KGroup = kRepackRows * sizeof(BlockQ6K);   // one super-block of 16 rows
-constexpr size_t kQ80Group = kRepackRows * sizeof(BlockQ8_0);  // one block of 16 rows
+constexpr size_t kQ4KGroup = kRepackRows * sizeof(BlockQ4K);      // one super-block of 16 rows
+constexpr size_t kQ6KGroup = kRepackRows * sizeof(BlockQ6K);      // one super-block of 16 rows
+constexpr size_t kQ80Group = kRepackRows * sizeof(BlockQ8_0);     // one block of 16 rows
+constexpr size_t kMxfp4Group = kRepackRows * sizeof(BlockMxfp4);  // one block of 16 rows
 
 // Copies a field of n bytes between its place in a row-major block and its interleaved place:
 // into the interleaved one when packing, back when not. Flip (n == 4) flips every byte's sign
@@ -85,6 +88,19 @@ void rearrange(BlockQ8_0*, uint8_t* rows, uint8_t* g, int64_t nb) {
   }
 }
 
+template <bool Pack>
+void rearrange(BlockMxfp4*, uint8_t* rows, uint8_t* g, int64_t nb) {
+  for (int64_t b = 0; b < nb; ++b) {
+    uint8_t* o = g + static_cast<size_t>(b) * kMxfp4Group;
+    for (int r = 0; r < kRepackRows; ++r) {
+      uint8_t* w = rows + static_cast<size_t>(r * nb + b) * sizeof(BlockMxfp4);
+      move<Pack>(w + offsetof(BlockMxfp4, e), o + r, 1);
+      for (int c = 0; c < 4; ++c)
+        move<Pack>(w + offsetof(BlockMxfp4, qs) + 4 * c, o + 16 + 64 * c + 4 * r, 4);
+    }
+  }
+}
+
 // Rearranges every group of 16 rows of nb blocks of type Block through a scratch copy of the
 // group; groups are independent, so they are spread over `pool` (a model's worth takes about a
 // second on one core).
@@ -118,9 +134,9 @@ bool has_r16_kernel() {
 }  // namespace
 
 std::optional<DType> repacked_type(DType t, int64_t n_rows, int64_t n_in) {
-  if ((t != DType::Q4_K && t != DType::Q6_K && t != DType::Q8_0) || n_rows <= 0 ||
-      n_rows % kRepackRows != 0 || !dtype_row_bytes(t, static_cast<uint64_t>(n_in)) || n_in <= 0 ||
-      !has_r16_kernel()) {
+  if ((t != DType::Q4_K && t != DType::Q6_K && t != DType::Q8_0 && t != DType::MXFP4) ||
+      n_rows <= 0 || n_rows % kRepackRows != 0 ||
+      !dtype_row_bytes(t, static_cast<uint64_t>(n_in)) || n_in <= 0 || !has_r16_kernel()) {
     return std::nullopt;
   }
   switch (t) {
@@ -128,6 +144,8 @@ std::optional<DType> repacked_type(DType t, int64_t n_rows, int64_t n_in) {
       return DType::Q4_K_R16;
     case DType::Q6_K:
       return DType::Q6_K_R16;
+    case DType::MXFP4:
+      return DType::MXFP4_R16;
     default:
       return DType::Q8_0_R16;
   }
@@ -141,6 +159,8 @@ DType row_major_type(DType t) {
       return DType::Q6_K;
     case DType::Q8_0_R16:
       return DType::Q8_0;
+    case DType::MXFP4_R16:
+      return DType::MXFP4;
     default:
       return t;
   }
@@ -160,6 +180,9 @@ bool repack_rows(DType from, DType to, void* w, int64_t n_rows, int64_t n_in, Pa
       break;
     case DType::Q6_K:
       each_group<BlockQ6K>(p, n_rows, n_in / quant::kQKK, pack, pool);
+      break;
+    case DType::MXFP4:
+      each_group<BlockMxfp4>(p, n_rows, n_in / quant::kQK, pack, pool);
       break;
     default:
       each_group<BlockQ8_0>(p, n_rows, n_in / quant::kQK, pack, pool);

@@ -168,7 +168,7 @@ TEST(GgufCorrupt, UnknownTensorType) {
   poke<uint32_t>(b, p.type, 99);
   expect_error(b, StatusCode::kUnimplemented, p.type, "tensor type 99");
   // The engine's internal layouts (arc/kernels/repack.h) have ids too, but no file may use them.
-  for (DType t : {DType::Q4_K_R16, DType::Q6_K_R16, DType::Q8_0_R16}) {
+  for (DType t : {DType::Q4_K_R16, DType::Q6_K_R16, DType::Q8_0_R16, DType::MXFP4_R16}) {
     auto c = testing::small_valid_file();
     auto q = find_info(c, "blk.0.attn_q.weight", 2);
     poke<uint32_t>(c, q.type, static_cast<uint32_t>(t));

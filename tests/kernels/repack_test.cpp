@@ -1,6 +1,6 @@
-// Q4_K_R16, Q6_K_R16 and Q8_0_R16 (arc/kernels/repack.h): the rearrangement is lossless, and the
-// interleaved kernels match ref::matmul on the row-major weights, whatever the thread count, token
-// grouping or row range, and inside the fused MoE loops.
+// Q4_K_R16, Q6_K_R16, Q8_0_R16 and MXFP4_R16 (arc/kernels/repack.h): the rearrangement is lossless,
+// and the interleaved kernels match ref::matmul on the row-major weights, whatever the thread
+// count, token grouping or row range, and inside the fused MoE loops.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -24,8 +24,10 @@ using testing::quantize_matrix;
 using testing::random_floats;
 
 // The file types with an interleaved layout, and that layout.
-constexpr std::pair<DType, DType> kLayouts[] = {
-    {DType::Q4_K, DType::Q4_K_R16}, {DType::Q6_K, DType::Q6_K_R16}, {DType::Q8_0, DType::Q8_0_R16}};
+constexpr std::pair<DType, DType> kLayouts[] = {{DType::Q4_K, DType::Q4_K_R16},
+                                                {DType::Q6_K, DType::Q6_K_R16},
+                                                {DType::Q8_0, DType::Q8_0_R16},
+                                                {DType::MXFP4, DType::MXFP4_R16}};
 
 // Row-major [n_out, n_in] in `t` and the same matrix interleaved as `r16`.
 struct Pair {
@@ -52,7 +54,7 @@ std::vector<IsaLevel> r16_levels() {
 }
 // The activation blocks the kernel for file type t quantizes to.
 DType act_type(DType t) {
-  return t == DType::Q8_0 ? DType::Q8_0 : DType::Q8_K;
+  return t == DType::Q8_0 || t == DType::MXFP4 ? DType::Q8_0 : DType::Q8_K;
 }
 constexpr const char* kNoKernel = "no interleaved kernels on this CPU (need AVX-512 VNNI)";
 
@@ -79,9 +81,10 @@ TEST(Repack, RoundTripsAndRefusesWhatItCannotRearrange) {
     ASSERT_TRUE(repack_rows(r16, t, back.data(), n_out, n_in));
     EXPECT_EQ(p.rows, back);
     // Group 1 holds rows 16..31 only: the first row's d sits at the group's first bytes (d
-    // leads the Q4_K and Q8_0 blocks and ends the 210-byte Q6_K block).
+    // leads the Q4_K and Q8_0 blocks and ends the 210-byte Q6_K block; MXFP4's 1-byte e leads).
     const size_t row = *dtype_row_bytes(t, n_in), d_at = t == DType::Q6_K ? 208 : 0;
-    EXPECT_EQ(0, std::memcmp(p.r16.data() + 16 * row, p.rows.data() + 16 * row + d_at, 2));
+    const size_t d_len = t == DType::MXFP4 ? 1 : 2;
+    EXPECT_EQ(0, std::memcmp(p.r16.data() + 16 * row, p.rows.data() + 16 * row + d_at, d_len));
     EXPECT_FALSE(repack_rows(t, r16, back.data(), 40, n_in));  // 40 % 16
     EXPECT_FALSE(repack_rows(t, r16, back.data(), 16, 100));
     EXPECT_FALSE(repacked_type(t, 40, 256).has_value());
@@ -179,7 +182,7 @@ TEST(Repack, R16ResultsDoNotDependOnSplits) {
 
       // Row ranges through the kernel itself, on quantized activations.
       const cpu::RowsKernel k = cpu::rows_kernel_at(level, r16);
-      ASSERT_EQ(k.act, ft == DType::Q8_0 ? cpu::ActFormat::kQ8_0 : cpu::ActFormat::kQ8_K);
+      ASSERT_EQ(k.act, act_type(ft) == DType::Q8_0 ? cpu::ActFormat::kQ8_0 : cpu::ActFormat::kQ8_K);
       std::vector<uint8_t> xq(*dtype_row_bytes(act_type(ft), n_in) * n_tok);
       for (int64_t t = 0; t < n_tok; ++t) {
         quantize_row(act_type(ft), x.data() + t * n_in, xq.data() + t * xq.size() / n_tok, n_in);
@@ -205,6 +208,41 @@ TEST(Repack, R16ResultsDoNotDependOnSplits) {
           }
         }
       }
+    }
+  }
+}
+
+// MXFP4's E8M0 scales over a wide range (products stay finite), the subnormal 2^-128 and 2^-127 (e
+// = 0, 1) included: the interleaved kernel unpacks 16 of them at once and must give what the
+// reference gives.
+TEST(Repack, Mxfp4R16TakesEveryScale) {
+  const auto levels = r16_levels();
+  if (levels.empty()) GTEST_SKIP() << kNoKernel;
+  const int64_t n_out = 32, n_in = 256, nb = n_in / 32;
+  Pair p = make_pair(DType::MXFP4, DType::MXFP4_R16, n_out, n_in, 21);
+  const uint8_t es[] = {0, 1, 2, 3, 100, 127, 128, 140, 150, 160, 170};
+  for (int64_t o = 0; o < n_out; ++o) {
+    for (int64_t b = 0; b < nb; ++b)
+      p.rows[static_cast<size_t>((o * nb + b) * 17)] = es[(o + b) % 11];
+  }
+  p.r16 = p.rows;
+  ASSERT_TRUE(repack_rows(DType::MXFP4, DType::MXFP4_R16, p.r16.data(), n_out, n_in));
+  auto x = random_floats(n_in, 4);
+  std::vector<uint8_t> q(*dtype_row_bytes(DType::Q8_0, n_in));
+  quantize_row(DType::Q8_0, x.data(), q.data(), n_in);
+  dequantize_row(DType::Q8_0, q.data(), x.data(), n_in);
+  std::vector<float> y_ref(n_out), y(n_out);
+  MatmulArgs a = product(p.rows.data(), DType::MXFP4, n_out, n_in, x.data(), 1, y_ref.data());
+  ASSERT_TRUE(ref::matmul(a));
+  ThreadPool pool(1);
+  for (IsaLevel level : levels) {
+    a.w = p.r16.data();
+    a.w_type = DType::MXFP4_R16;
+    a.y = y.data();
+    ASSERT_TRUE(cpu::matmul_at(level, a, &pool));
+    for (int64_t o = 0; o < n_out; ++o) {
+      ASSERT_NEAR(y[o], y_ref[o], 1e-5 * std::fabs(y_ref[o]) + 1e-30f)
+          << cpu::isa_name(level) << " row " << o;
     }
   }
 }

@@ -44,9 +44,10 @@ enum class DType : uint32_t {
   MXFP4 = 39,
   // Internal layouts, never in a file (the GGUF parser refuses them): the same bytes as their
   // base type, rearranged at load for the CPU kernels (arc/kernels/repack.h).
-  Q8_0_R16 = 0x10000 + 8,   // Q8_0 in groups of 16 rows, interleaved per block
-  Q4_K_R16 = 0x10000 + 12,  // Q4_K in groups of 16 rows, interleaved per super-block
-  Q6_K_R16 = 0x10000 + 14,  // Q6_K in groups of 16 rows, interleaved per super-block
+  Q8_0_R16 = 0x10000 + 8,    // Q8_0 in groups of 16 rows, interleaved per block
+  Q4_K_R16 = 0x10000 + 12,   // Q4_K in groups of 16 rows, interleaved per super-block
+  Q6_K_R16 = 0x10000 + 14,   // Q6_K in groups of 16 rows, interleaved per super-block
+  MXFP4_R16 = 0x10000 + 39,  // MXFP4 in groups of 16 rows, interleaved per block
 };
 
 // Layout of one type: `block_elems` values are stored in `block_bytes` bytes. A row of n values

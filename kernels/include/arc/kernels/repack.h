@@ -28,6 +28,12 @@
 //   [288, 2336)   ql: 32 chunks of 4 bytes; chunk c of rows 0..15 at 288 + 64c + 4 * row
 //   [2336, 3360)  qh: 16 chunks of 4 bytes; chunk c of rows 0..15 at 2336 + 64c + 4 * row
 // (chunks hold bytes 4c..4c+3 of the row's ql / qh, unchanged).
+//
+// MXFP4_R16, each block b of a group in 272 bytes:
+//   [0, 16)       e (E8M0 scale) of rows 0..15
+//   [16, 272)     qs: 4 chunks of 4 bytes; chunk c of rows 0..15 at 16 + 64c + 4 * row
+// (chunk c holds bytes 4c..4c+3 of the row's qs: the low nibbles are values 4c..4c+3, the high
+// nibbles values 16 + 4c .. 16 + 4c + 3).
 #pragma once
 
 #include <cstdint>
@@ -42,13 +48,13 @@ class Parallel;
 constexpr int64_t kRepackRows = 16;
 
 // The layout `t` is rearranged into on this CPU for matrices of n_rows rows of n_in values
-// (n_rows counts the rows of one expert for stacked experts), or nullopt to keep it: Q4_K, Q6_K
-// and Q8_0, with rows a multiple of 16, on CPUs with the kernels (AVX-512 VNNI).
+// (n_rows counts the rows of one expert for stacked experts), or nullopt to keep it: Q4_K, Q6_K,
+// Q8_0 and MXFP4, with rows a multiple of 16, on CPUs with the kernels (AVX-512 VNNI).
 std::optional<DType> repacked_type(DType t, int64_t n_rows, int64_t n_in);
 
 // Rearranges n_rows rows (a multiple of 16) of n_in values from `from` into `to` in place,
 // group by group (16 rows of scratch), on `pool` when given. Q4_K <-> Q4_K_R16, Q6_K <->
-// Q6_K_R16 and Q8_0 <-> Q8_0_R16; false for anything else.
+// Q6_K_R16, Q8_0 <-> Q8_0_R16 and MXFP4 <-> MXFP4_R16; false for anything else.
 bool repack_rows(DType from, DType to, void* w, int64_t n_rows, int64_t n_in,
                  Parallel* pool = nullptr);
 
