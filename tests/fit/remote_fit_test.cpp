@@ -3,6 +3,7 @@
 // single and split files and for headers longer than the first range. The oracle is the local
 // reader (arc::fit::model_spec_from_gguf_file over File::open) on the same bytes.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <sys/wait.h>
 
@@ -34,7 +35,7 @@ using testing::TestHub;
 fs::path temp_dir(const std::string& tag) {
   fs::path d =
       fs::temp_directory_path() /
-      fmt::format("arc_fit_remote_{}_{}", tag, ::testing::UnitTest::GetInstance()->random_seed());
+      fmt::format("arc_fit_remote_{}_{}", tag, ::getpid());  // runs side by side do not collide
   fs::remove_all(d);
   fs::create_directories(d);
   return d;
