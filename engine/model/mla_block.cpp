@@ -125,7 +125,10 @@ void mla_attention_block(LayerContext& c) {
 
   // attn[t, h] = v_b[h] o_lat[t, h]: [t, n_head, v_head_dim].
   per_head_linear(be, c.w(TensorRole::kAttnVB), b.o_lat, r, cfg.n_head * r, t, b.attn);
-  linear(be, c.w(TensorRole::kAttnOut), b.attn, t, c.buf.x, /*accumulate=*/true);
+  // Under tensor parallelism every rank holds some heads (and the whole latent): the output
+  // projection's partial sums meet in one all-reduce, as in attention_block.
+  linear(be, c.w(TensorRole::kAttnOut), b.attn, t, block_output(c), /*accumulate=*/!c.tp);
+  reduce_block_output(c);
 }
 
 }  // namespace arc
