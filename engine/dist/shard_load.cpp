@@ -42,6 +42,14 @@ PartRead part_of(const ShardPlan& plan, const TensorRef& ref, Weight& w) {
     return r;
   }
   const int64_t n_slices = w.shape.size() > 2 ? w.shape[2] : 1;
+  if (s.slices) {  // slices [begin, begin + count): one byte range
+    r.stride = w.n_bytes;
+    r.take_offset = static_cast<uint64_t>(s.begin) * w.slice_bytes;
+    r.take_bytes = static_cast<uint64_t>(s.count) * w.slice_bytes;
+    w.shape[2] = s.count;
+    w.n_bytes = r.take_bytes;
+    return r;
+  }
   if (!s.columns) {
     // Rows [begin, begin + count) of every expert slice; the slices end up packed.
     r.n_rows = static_cast<uint64_t>(n_slices);

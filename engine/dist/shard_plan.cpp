@@ -39,6 +39,7 @@ Units block_units(const ModelConfig& cfg, const TensorTypeFn& type_of) {
     const int64_t b = info != nullptr ? info->block_elems : 1;
     switch (split_dim(ref)) {
       case Dim::kQ:
+      case Dim::kQv:  // MLA's attn_output: heads of v_head_dim
         u.q = std::max(u.q, b);
         break;
       case Dim::kFf:
@@ -77,7 +78,11 @@ void append(std::vector<ShardPart>& parts, ShardPart p) {
 Status plan_cuts(const ModelConfig& cfg, const TensorTypeFn& type_of, int n, int rank,
                  ShardPlan& p) {
   const Units u = block_units(cfg, type_of);
-  ARC_ASSIGN_OR_RETURN(p.heads, split_heads(cfg.n_head, cfg.n_kv_head, cfg.head_dim, n, u.q));
+  if (cfg.mla()) {
+    ARC_ASSIGN_OR_RETURN(p.heads, split_latent_heads(cfg.n_head, cfg.v_head_dim, n, u.q));
+  } else {
+    ARC_ASSIGN_OR_RETURN(p.heads, split_heads(cfg.n_head, cfg.n_kv_head, cfg.head_dim, n, u.q));
+  }
   auto width = [&](int64_t w, int64_t unit, const char* what, WidthSplit& out) -> Status {
     if (w <= 0) return ok_status();
     Result<WidthSplit> s = split_width(w, unit, n);
@@ -132,11 +137,6 @@ std::vector<std::string> ShardPlan::describe() const {
 Result<ShardPlan> make_shard_plan(const ModelConfig& cfg, const TensorTypeFn& type_of, int n_ranks,
                                   int rank) {
   if (n_ranks < 1) return invalid_argument("the rank count must be at least 1");
-  if (cfg.mla() && n_ranks > 1) {
-    return unimplemented(
-        "deepseek2 (multi-head latent attention) runs on one rank for now: its tensor-parallel "
-        "split is not implemented yet");
-  }
   if (rank < 0 || rank >= n_ranks) return invalid_argument("shard plan: rank out of range");
   ShardPlan p;
   if (Status s = plan_cuts(cfg, type_of, n_ranks, rank, p); !s.ok()) {
@@ -155,7 +155,8 @@ Result<ShardPlan> make_shard_plan(const ModelConfig& cfg, const TensorTypeFn& ty
   p.local = cfg;
   const int64_t n = n_ranks;
   p.local.n_head = p.heads.local_q();
-  p.local.n_kv_head = p.heads.slots_per_rank;
+  // MLA: one latent per token, computed and cached whole on every rank.
+  p.local.n_kv_head = cfg.mla() ? cfg.n_kv_head : p.heads.slots_per_rank;
   for (const ShardPart& part : p.kv_parts) {
     if (!part.zero) {
       p.kv_head_begin = part.begin;
@@ -196,7 +197,9 @@ TensorShard tensor_shard(const ShardPlan& p, const TensorRef& ref) {
   s.whole = false;
   s.columns = splits_columns(ref);
   const int64_t hd = p.full.head_dim;
-  switch (split_dim(ref)) {
+  // Per-head slices (MLA's k_b, v_b) take the heads' parts, counted in slices.
+  s.slices = ref.spec->split == Split::kHeadSlices;
+  switch (s.slices ? Dim::kHead : split_dim(ref)) {
     case Dim::kVocab:
       s.parts = {{p.vocab_begin[p.rank], p.vocab_count(), false}};
       break;
@@ -208,6 +211,9 @@ TensorShard tensor_shard(const ShardPlan& p, const TensorRef& ref) {
       break;
     case Dim::kHead:
       s.parts = p.q_parts;
+      break;
+    case Dim::kQv:
+      s.parts = scaled(p.q_parts, p.full.v_head_dim);
       break;
     case Dim::kFf:
       s.parts = width_parts(p.ff, p.rank);
@@ -236,6 +242,11 @@ void narrow_weight(Weight& w, const TensorShard& s) {
   if (s.whole) return;
   const int64_t n_slices = w.shape.size() > 2 ? w.shape[2] : 1;
   const int64_t rows = w.shape.size() > 1 ? w.shape[1] : 1;
+  if (s.slices) {
+    w.shape[2] = s.count;
+    w.n_bytes = w.slice_bytes * static_cast<uint64_t>(s.count);
+    return;
+  }
   if (!s.columns) {
     w.shape[1] = s.count;
     w.slice_bytes = w.row_bytes * static_cast<size_t>(s.count);
@@ -252,6 +263,18 @@ void narrow_weight(Weight& w, const TensorShard& s) {
 void gather_shard(const uint8_t* whole, const Weight& w, const TensorShard& s, uint8_t* dst) {
   const int64_t n_slices = w.shape.size() > 2 ? w.shape[2] : 1;
   const int64_t rows = w.shape.size() > 1 ? w.shape[1] : 1;
+  if (s.slices) {  // whole slices, or zero slices
+    for (const ShardPart& part : s.parts) {
+      const size_t len = static_cast<size_t>(part.count) * w.slice_bytes;
+      if (part.zero) {
+        std::memset(dst, 0, len);
+      } else {
+        std::memcpy(dst, whole + static_cast<size_t>(part.begin) * w.slice_bytes, len);
+      }
+      dst += len;
+    }
+    return;
+  }
   if (!s.columns) {
     // [n_slices][parts' rows]: ranges of rows of each slice, or zero rows.
     for (int64_t e = 0; e < n_slices; ++e) {
@@ -298,9 +321,10 @@ Result<uint64_t> shard_model(Model& model, Backend& backend, const ShardPlan& pl
     }
     const auto* base = static_cast<const uint8_t*>(w.data);
     const int64_t n_slices = w.shape.size() > 2 ? w.shape[2] : 1;
+    const int64_t repack_unit = s.slices ? 1 : kernels::kRepackRows;  // slices: whole groups
     if (dtype_is_internal(w.type) &&
-        (s.columns || s.gathered() || s.begin % kernels::kRepackRows != 0 ||
-         s.count % kernels::kRepackRows != 0)) {
+        (s.columns || s.gathered() || s.begin % repack_unit != 0 || s.count % repack_unit != 0 ||
+         (s.slices && w.shape[1] % kernels::kRepackRows != 0))) {
       // Rearranged at load in groups of rows (arc/kernels/repack.h) that this split cuts: split
       // a row-major copy instead (host memory, as only CPU backends rearrange).
       const int64_t rows = (w.shape.size() > 1 ? w.shape[1] : 1) * n_slices;
@@ -314,6 +338,14 @@ Result<uint64_t> shard_model(Model& model, Backend& backend, const ShardPlan& pl
       }
       base = copy;
       w.type = file_type;
+    }
+    if (s.slices && !s.gathered()) {
+      // One range of whole slices: offset the pointer (no copy).
+      w.data = base + static_cast<size_t>(s.begin) * w.slice_bytes;
+      w.shape[2] = s.count;
+      w.n_bytes = w.slice_bytes * static_cast<uint64_t>(s.count);
+      bytes += w.n_bytes;
+      return;
     }
     if (!s.columns && !s.gathered()) {
       // Rows of every expert slice: offset the pointer, keep the expert stride (no copy).

@@ -44,6 +44,31 @@ Result<HeadSplit> split_heads(int64_t n_head, int64_t n_kv_head, int64_t head_di
   return best;
 }
 
+Result<HeadSplit> split_latent_heads(int64_t n_head, int64_t v_head_dim, int ranks,
+                                     int64_t o_block) {
+  if (ranks < 1) return invalid_argument("the rank count must be at least 1");
+  if (n_head < 1 || v_head_dim < 1) return invalid_argument("latent attention without heads");
+  o_block = std::max<int64_t>(o_block, 1);
+  HeadSplit h;
+  h.n_head = n_head;
+  h.n_kv_head = n_head;  // slots: one per Q head
+  h.ranks = ranks;
+  h.q_per_slot = 1;
+  h.latent = true;
+  // At most o_block more heads than the even share make the columns whole blocks, if any do.
+  const int64_t even = (n_head + ranks - 1) / ranks;
+  for (int64_t q = even; q <= even + o_block; ++q) {
+    if ((q * v_head_dim) % o_block == 0) {
+      h.slots_per_rank = q;
+      return h;
+    }
+  }
+  return failed_precondition(fmt::format(
+      "{} attention heads of {} values over {} ranks: no cut gives every rank whole {}-value "
+      "blocks of the output projection",
+      n_head, v_head_dim, ranks, o_block));
+}
+
 bool WidthSplit::even() const {
   for (int r = 1; r < ranks(); ++r) {
     if (count(r) != count(0)) return false;
@@ -81,6 +106,12 @@ Result<WidthSplit> split_width(int64_t width, int64_t unit, int ranks) {
 }
 
 std::string describe(const HeadSplit& h) {
+  if (h.latent) {
+    std::string s =
+        fmt::format("heads {} over {} ranks: {} per rank", h.n_head, h.ranks, h.local_q());
+    if (h.padded()) s += fmt::format(" ({} zero heads padded)", h.zero_q_heads());
+    return s + "; latent KV cache whole on every rank";
+  }
   std::string s = fmt::format("heads {} Q / {} KV over {} ranks: {} Q + {} KV heads per rank",
                               h.n_head, h.n_kv_head, h.ranks, h.local_q(), h.slots_per_rank);
   std::string extra;

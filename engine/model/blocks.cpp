@@ -86,6 +86,14 @@ void full_width_qk_norm(LayerContext& c) {
 
 }  // namespace
 
+float* block_output(LayerContext& c) {
+  return block_target(c);
+}
+
+void reduce_block_output(LayerContext& c) {
+  reduce_block(c);
+}
+
 void attention_block(LayerContext& c) {
   const ModelConfig& cfg = c.cfg();
   Backend& be = c.be;

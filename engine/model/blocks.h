@@ -81,6 +81,12 @@ void dense_ffn_block(LayerContext& c);
 // else added as is.
 void moe_ffn_block(LayerContext& c);
 
+// Where a block writes its output: x itself (accumulate into it), or under tensor parallelism
+// this rank's partial sum, which reduce_block_output() sums over the ranks and adds to x
+// (nothing to do on one rank).
+float* block_output(LayerContext& c);
+void reduce_block_output(LayerContext& c);
+
 // y = w x for a 2-D weight (n_out = shape[1] rows of shape[0]).
 kernels::MatmulArgs linear_args(const Weight& w, const float* x, int64_t n_tokens, float* y,
                                 bool accumulate = false);

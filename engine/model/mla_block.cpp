@@ -2,6 +2,8 @@
 // every step: the cache holds per token only the normalised latent and the rotated rope key
 // (kernels/mla.h); each head's query is taken into latent space through k_b, attends over the
 // latents, and its latent-space output leaves through v_b.
+#include <vector>
+
 #include "model/blocks.h"
 
 namespace arc {
@@ -19,11 +21,13 @@ kernels::MatmulArgs rows_args(const Weight& w, int64_t row0, int64_t n_out, cons
 
 // y[t, h, :] = w[h] x[t, h, :] for every head h of a 3-D per-head weight w (shape [n_in, n_out,
 // n_head]); x rows of x_stride floats hold the heads x_head apart, y is [n_tokens, n_head, n_out].
+// One batched op: in decode each head's product is a small matrix-vector product.
 void per_head_linear(Backend& be, const Weight& w, const float* x, int64_t x_head, int64_t x_stride,
                      int64_t n_tokens, float* y) {
   const int64_t n_head = w.shape[2], n_out = w.shape[1];
+  std::vector<kernels::MatmulArgs> args(static_cast<size_t>(n_head));
   for (int64_t h = 0; h < n_head; ++h) {
-    kernels::MatmulArgs a;
+    kernels::MatmulArgs& a = args[static_cast<size_t>(h)];
     a.w = static_cast<const uint8_t*>(w.data) + static_cast<size_t>(h) * w.slice_bytes;
     a.w_type = w.type;
     a.n_in = w.shape[0];
@@ -34,8 +38,8 @@ void per_head_linear(Backend& be, const Weight& w, const float* x, int64_t x_hea
     a.n_tokens = n_tokens;
     a.y = y + h * n_out;
     a.y_stride = n_head * n_out;
-    be.matmul(a);
   }
+  be.matmul_batch(args);
 }
 
 }  // namespace
@@ -125,7 +129,10 @@ void mla_attention_block(LayerContext& c) {
 
   // attn[t, h] = v_b[h] o_lat[t, h]: [t, n_head, v_head_dim].
   per_head_linear(be, c.w(TensorRole::kAttnVB), b.o_lat, r, cfg.n_head * r, t, b.attn);
-  linear(be, c.w(TensorRole::kAttnOut), b.attn, t, c.buf.x, /*accumulate=*/true);
+  // Under tensor parallelism every rank holds some heads (and the whole latent): the output
+  // projection's partial sums meet in one all-reduce, as in attention_block.
+  linear(be, c.w(TensorRole::kAttnOut), b.attn, t, block_output(c), /*accumulate=*/!c.tp);
+  reduce_block_output(c);
 }
 
 }  // namespace arc

@@ -25,6 +25,8 @@ std::string_view split_name(Split s) {
       return "vocabulary";
     case Split::kHeads:
       return "by head";
+    case Split::kHeadSlices:
+      return "head slices";
   }
   return "unknown";
 }

@@ -68,6 +68,11 @@ class CpuBackend : public Backend {
       fail("matmul: unsupported weight type in Q/K/V");
     }
   }
+  void matmul_batch(std::span<const kernels::MatmulArgs> a) override {
+    if (!kernels::matmul_batch(a, &pool_, &ws_)) {
+      fail("matmul: unsupported weight type in a per-head product");
+    }
+  }
   void rms_norm(const float* x, const float* w, float* y, int64_t n_rows, int64_t d,
                 float eps) override {
     kernels::parallel_for(&pool_, n_rows, 16, [&](int64_t b, int64_t e) {

@@ -49,6 +49,9 @@ class ProfilingBackend : public Backend {
   void matmul_multi(std::span<const kernels::MatmulArgs> a) override {
     time("matmul_multi", [&] { in_.matmul_multi(a); });
   }
+  void matmul_batch(std::span<const kernels::MatmulArgs> a) override {
+    time("matmul_batch", [&] { in_.matmul_batch(a); });
+  }
   void rms_norm(const float* x, const float* w, float* y, int64_t n_rows, int64_t d,
                 float eps) override {
     time("rms_norm", [&] { in_.rms_norm(x, w, y, n_rows, d, eps); });

@@ -1,7 +1,9 @@
-// AVX2 paged attention: the shared kernel with 8-lane registers; F16 K/V widened by F16C.
+// AVX2 paged and MLA attention: the shared kernels with 8-lane registers; F16 K/V widened by
+// F16C.
 #include <immintrin.h>
 
 #include "cpu/attention_kernel.h"
+#include "cpu/mla_kernel.h"
 #include "cpu/ops_variants.h"
 #include "cpu/vec_exp_x86.h"
 
@@ -46,6 +48,12 @@ void paged_attention(const PagedAttentionArgs& args, Parallel* pool) {
   if (!detail::attention_args_ok(args)) return;
   if (args.head_dim % Lanes8::W != 0) return scalar::paged_attention(args, pool);
   detail::paged_attention_impl<Lanes8>(args, pool);
+}
+
+bool mla_attention(const MlaAttentionArgs& args, Parallel* pool) {
+  if (!detail::mla_shape_ok<Lanes8>(args)) return false;
+  detail::mla_attention_impl<Lanes8>(args, pool);
+  return true;
 }
 
 }  // namespace arc::kernels::avx2

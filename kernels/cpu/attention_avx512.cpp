@@ -1,10 +1,12 @@
-// AVX-512 paged attention: the shared kernel with 16-lane registers; F16 K/V widened by vcvtph2ps.
+// AVX-512 paged and MLA attention: the shared kernels with 16-lane registers; F16 K/V widened by
+// vcvtph2ps.
 // GCC 12 reports false "may be used uninitialized" inside its own AVX-512 intrinsics (GCC bug
 // 105593: _mm512_undefined_* placeholders); the warning is about the header, not this code.
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #include <immintrin.h>
 
 #include "cpu/attention_kernel.h"
+#include "cpu/mla_kernel.h"
 #include "cpu/ops_variants.h"
 #include "cpu/vec_exp_x86.h"
 
@@ -52,6 +54,12 @@ void paged_attention(const PagedAttentionArgs& args, Parallel* pool) {
   if (!detail::attention_args_ok(args)) return;
   if (args.head_dim % Lanes16::W != 0) return scalar::paged_attention(args, pool);
   detail::paged_attention_impl<Lanes16>(args, pool);
+}
+
+bool mla_attention(const MlaAttentionArgs& args, Parallel* pool) {
+  if (!detail::mla_shape_ok<Lanes16>(args)) return false;
+  detail::mla_attention_impl<Lanes16>(args, pool);
+  return true;
 }
 
 }  // namespace arc::kernels::avx512

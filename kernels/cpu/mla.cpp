@@ -1,15 +1,18 @@
-// MLA attention on the CPU. Work items are (token, group of kHeadGroup heads): an item walks the
-// token's visible positions block by block, widens each block's latent rows to F32 once, and runs
-// every head of its group over them with an online softmax. The heads of a decode step share the
-// rows, so the cache is read once per group instead of once per head. Each head's arithmetic is
-// the same whatever the thread count (items never split a head's positions), so results do not
-// depend on it.
+// MLA attention on the CPU: the AVX2 / AVX-512 kernels (cpu/mla_kernel.h) where the shapes are
+// whole vectors, else this portable one. Work items are (token, group of kHeadGroup heads): an item
+// walks the token's visible positions block by block, widens each block's latent rows to F32 once,
+// and runs every head of its group over them with an online softmax. The heads of a decode step
+// share the rows, so the cache is read once per group instead of once per head. Each head's
+// arithmetic is the same whatever the thread count (items never split a head's positions), so
+// results do not depend on it.
 #include <algorithm>
 #include <cmath>
 #include <vector>
 
 #include "arc/kernels/fp16.h"
 #include "arc/kernels/mla.h"
+#include "arc/kernels/ops_isa.h"
+#include "cpu/ops_variants.h"
 
 namespace arc::kernels {
 
@@ -91,10 +94,25 @@ void mla_kv_store(const MlaKvStoreArgs& a) {
 }
 
 bool mla_attention(const MlaAttentionArgs& a, Parallel* pool) {
+  return mla_attention_isa(ops_isa_best(), a, pool);
+}
+
+bool mla_attention_isa(OpsIsa isa, const MlaAttentionArgs& a, Parallel* pool) {
   // Scores of one block live on the stack: blocks up to 256 positions.
   if (!mla_kv_type_ok(a.kv_type) || a.block_size <= 0 || a.block_size > 256 ||
       a.kv_lora_rank <= 0 || a.rope_dim < 0 || a.n_head <= 0)
     return false;
+  const bool available = [&] {
+    for (OpsIsa i : ops_isas_available()) {
+      if (i == isa) return true;
+    }
+    return false;
+  }();
+#if defined(ARC_KERNELS_X86)
+  if (available && isa == OpsIsa::kAvx512 && avx512::mla_attention(a, pool)) return true;
+  if (available && isa == OpsIsa::kAvx2 && avx2::mla_attention(a, pool)) return true;
+#endif
+  // The portable kernel (scalar code the compiler may vectorise).
   const int64_t groups = (a.n_head + kHeadGroup - 1) / kHeadGroup;
   parallel_for(pool, a.n_tokens * groups, 1, [&](int64_t begin, int64_t end) {
     std::vector<float> rows, acc;

@@ -94,7 +94,7 @@ inline void decode_and_compare(Communicator& control, Communicator& tensor, cons
                                Backend& backend, const ShardPlan& plan, const Decode& ref,
                                int64_t n_vocab, float tol, const std::string& what) {
   const ModelConfig& lc = model.config();
-  KvCacheOptions kvo{lc.n_layer, lc.n_kv_head, lc.head_dim, 16, 64, DType::F32};
+  const KvCacheOptions kvo = kv_cache_options(lc, 16, 64, DType::F32);  // MLA: the latent pool
   Result<std::unique_ptr<KvCache>> kv = KvCache::create(backend, kvo);
   ASSERT_TRUE(kv.ok()) << kv.status().to_string();
   ForwardExecutor exec(model, backend, **kv);

@@ -34,6 +34,7 @@ class HostStreamer final : public Backend, public WeightStreamer {
   Status sync() override { return cpu_->sync(); }
   void matmul(const kernels::MatmulArgs& a) override { cpu_->matmul(a); }
   void matmul_multi(std::span<const kernels::MatmulArgs> a) override { cpu_->matmul_multi(a); }
+  void matmul_batch(std::span<const kernels::MatmulArgs> a) override { cpu_->matmul_batch(a); }
   void rms_norm(const float* x, const float* w, float* y, int64_t n, int64_t d,
                 float eps) override {
     cpu_->rms_norm(x, w, y, n, d, eps);

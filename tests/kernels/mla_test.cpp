@@ -13,6 +13,7 @@
 #include "arc/kernels/fp16.h"
 #include "arc/kernels/mla.h"
 #include "arc/kernels/moe.h"
+#include "arc/kernels/ops_isa.h"
 #include "arc/thread_pool.h"
 #include "kernel_test_util.h"
 
@@ -124,6 +125,10 @@ TEST(MlaAttention, KernelMatchesReferenceOverShapes) {
       {{5, 23, 16}, 1, 16, 64, 16, 4},  // three sequences' decode
       {{19, 7}, 7, 3, 33, 6, 8},        // chunked prefill of two sequences
       {{300}, 4, 2, 16, 4, 256},        // the largest block
+      // Whole vectors for the AVX2 / AVX-512 kernels: DeepSeek-V3's latent (512 + 64) in
+      // decode, and a chunked prefill over scattered blocks with a partial last block.
+      {{70}, 1, 16, 512, 64, 16},
+      {{20, 9}, 3, 5, 32, 16, 8},
   };
   uint32_t seed = 10;
   for (const Shape& s : shapes) {
@@ -131,21 +136,28 @@ TEST(MlaAttention, KernelMatchesReferenceOverShapes) {
       SCOPED_TRACE(::testing::Message() << "heads " << s.heads << " r " << s.r << " block " << s.bs
                                         << " " << (t == DType::F16 ? "F16" : "F32"));
       MlaBatch b(s.lens, s.n_new, s.heads, s.r, s.rope, s.bs, t, seed++);
-      std::vector<float> want(b.out_size()), got(b.out_size(), -1.0f);
+      std::vector<float> want(b.out_size());
       ASSERT_TRUE(k::ref::mla_attention(b.args(want.data())));
-      ASSERT_TRUE(k::mla_attention(b.args(got.data()), &pool));
-      EXPECT_LT(max_err(want, got), 2e-5);
+      for (k::OpsIsa isa : k::ops_isas_available()) {  // every variant this CPU runs
+        SCOPED_TRACE(k::ops_isa_name(isa));
+        std::vector<float> got(b.out_size(), -1.0f);
+        ASSERT_TRUE(k::mla_attention_isa(isa, b.args(got.data()), &pool));
+        EXPECT_LT(max_err(want, got), 2e-5);
+      }
     }
   }
 }
 
 TEST(MlaAttention, ResultDoesNotDependOnThreadCount) {
   arc::ThreadPool one(1), three(3);
-  MlaBatch b({41, 17}, 5, 20, 48, 8, 16, DType::F16, 3);
-  std::vector<float> a(b.out_size()), c(b.out_size());
-  ASSERT_TRUE(k::mla_attention(b.args(a.data()), &one));
-  ASSERT_TRUE(k::mla_attention(b.args(c.data()), &three));
-  EXPECT_EQ(0, std::memcmp(a.data(), c.data(), a.size() * sizeof(float)));
+  MlaBatch b({41, 17}, 5, 20, 48, 16, 16, DType::F16, 3);
+  for (k::OpsIsa isa : k::ops_isas_available()) {
+    SCOPED_TRACE(k::ops_isa_name(isa));
+    std::vector<float> a(b.out_size()), c(b.out_size());
+    ASSERT_TRUE(k::mla_attention_isa(isa, b.args(a.data()), &one));
+    ASSERT_TRUE(k::mla_attention_isa(isa, b.args(c.data()), &three));
+    EXPECT_EQ(0, std::memcmp(a.data(), c.data(), a.size() * sizeof(float)));
+  }
 }
 
 // The reference against softmax attention written directly over the un-paged F32 rows.

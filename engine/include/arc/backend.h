@@ -61,6 +61,11 @@ class Backend {
   virtual void matmul_multi(std::span<const kernels::MatmulArgs> a) {
     for (const kernels::MatmulArgs& m : a) matmul(m);
   }
+  // Independent matmuls, each of its own x (MLA's per-head up-projections). A backend may run
+  // them as one launch; the default runs them one by one.
+  virtual void matmul_batch(std::span<const kernels::MatmulArgs> a) {
+    for (const kernels::MatmulArgs& m : a) matmul(m);
+  }
   // x, y: [n_rows, d]; w: [d] F32 or null.
   virtual void rms_norm(const float* x, const float* w, float* y, int64_t n_rows, int64_t d,
                         float eps) = 0;

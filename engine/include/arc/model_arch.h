@@ -105,6 +105,7 @@ enum class Split : uint8_t {
   kExpertCols = 6,  // every expert's intermediate columns split (down_exps), then all-reduce
   kVocab = 7,       // rows split by vocabulary (output head)
   kHeads = 8,       // one value per query head, split by whole heads (attention sinks)
+  kHeadSlices = 9,  // 3-D per-head weights split by whole heads along shape[2] (MLA's k_b, v_b)
 };
 std::string_view split_name(Split s);
 

@@ -6,6 +6,11 @@
 //                      held by several ranks where there are fewer than ranks, and padded with
 //                      zero heads where they do not divide (64 heads over 3 ranks)
 //   attn_output        columns by the same heads (zero columns for zero heads)
+//   MLA (deepseek2)    q_b / attn_q rows, k_b / v_b slices and attn_output columns by head
+//                      (arc/tp_split.h split_latent_heads); q_a, kv_a_mqa and their norms
+//                      replicated, and the latent cache whole on every rank: every head reads
+//                      every latent, so cutting the latent would add a collective per layer for
+//                      the scores, while computing it on each rank costs one small projection
 //   dense / shared FFN gate/up rows, down columns (whole quantization blocks per rank, uneven
 //                      where the blocks do not divide)
 //   experts            every expert's gate/up rows and down columns (likewise)
@@ -77,6 +82,9 @@ Result<ShardPlan> make_shard_plan(const Model& model, int n_ranks, int rank);
 // their total; `begin` is then meaningless.
 struct TensorShard {
   bool columns = false;
+  // Whole slices of a 3-D per-head weight (Split::kHeadSlices): begin, count and parts count
+  // slices (heads) instead of rows or columns.
+  bool slices = false;
   bool whole = true;
   int64_t begin = 0;
   int64_t count = 0;

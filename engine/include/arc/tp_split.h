@@ -38,6 +38,9 @@ struct HeadSplit {
   int64_t kv_copies = 1;       // slots per real KV head
   int64_t slots_per_rank = 0;  // the rank's local n_kv_head
   int64_t q_per_slot = 0;      // Q heads per slot (the local GQA group)
+  // Multi-head latent attention (split_latent_heads): every slot is one Q head, and the one
+  // latent KV "head" is held whole by every rank (the local n_kv_head stays 1).
+  bool latent = false;
 
   int64_t slots() const { return n_kv_head * kv_copies; }  // real slots
   int64_t local_q() const { return slots_per_rank * q_per_slot; }
@@ -53,6 +56,14 @@ struct HeadSplit {
 // no cut fits.
 Result<HeadSplit> split_heads(int64_t n_head, int64_t n_kv_head, int64_t head_dim, int ranks,
                               int64_t o_block);
+
+// Multi-head latent attention (deepseek2): the heads alone are cut (q_b, k_b, v_b and
+// attn_output by head); the latent every head reads is computed and cached whole on every rank.
+// Each rank takes the fewest heads whose output-projection columns (heads x v_head_dim) are
+// whole `o_block`-value blocks; the heads past the model's are zero heads (16 heads of 128 over
+// 3 ranks: 6 per rank, the last rank's last 2 zero).
+Result<HeadSplit> split_latent_heads(int64_t n_head, int64_t v_head_dim, int ranks,
+                                     int64_t o_block);
 
 // A rank's part of one dimension: whole-block ranges [begin[r], begin[r + 1]).
 struct WidthSplit {

@@ -144,8 +144,8 @@ inline constexpr TensorSpec kFfnDownExpsBias{
 // deepseek2: multi-head latent attention. The q path is q_a -> norm -> q_b (or attn_q alone
 // without a q LoRA); the latent and the rope key come from one projection (attn_kv_a_mqa); k_b
 // and v_b are the per-head up-projections of the latent (the newer converters' split of kv_b).
-// Under tensor parallelism q_b and attn_output split by head; k_b and v_b stay whole for now
-// (the engine refuses deepseek2 over several ranks).
+// Under tensor parallelism q_b (or attn_q), k_b, v_b and attn_output split by head; the latent
+// projection and its norm are replicated (every head reads every latent, arc/shard_plan.h).
 inline constexpr TensorSpec kAttnQA{R::kAttnQA, "attn_q_a.weight", true,     {D::kEmbd, D::kQLora},
                                     2,          S::kReplicated,    P::kQLora};
 inline constexpr TensorSpec kAttnQANorm{
@@ -159,9 +159,9 @@ inline constexpr TensorSpec kAttnKvAMqa{
 inline constexpr TensorSpec kAttnKvANorm{
     R::kAttnKvANorm, "attn_kv_a_norm.weight", true, {D::kKvLora}, 1, S::kReplicated};
 inline constexpr TensorSpec kAttnKB{
-    R::kAttnKB, "attn_k_b.weight", true, {D::kQkNope, D::kKvLora, D::kHead}, 3, S::kReplicated};
+    R::kAttnKB, "attn_k_b.weight", true, {D::kQkNope, D::kKvLora, D::kHead}, 3, S::kHeadSlices};
 inline constexpr TensorSpec kAttnVB{
-    R::kAttnVB, "attn_v_b.weight", true, {D::kKvLora, D::kVHead, D::kHead}, 3, S::kReplicated};
+    R::kAttnVB, "attn_v_b.weight", true, {D::kKvLora, D::kVHead, D::kHead}, 3, S::kHeadSlices};
 inline constexpr TensorSpec kAttnOutMla{R::kAttnOut, "attn_output.weight", true, {D::kQv, D::kEmbd},
                                         2,           S::kColsByHead};
 

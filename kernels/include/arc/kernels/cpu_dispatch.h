@@ -50,5 +50,7 @@ bool matmul_at(IsaLevel level, const MatmulArgs& args, Parallel* pool, Workspace
 bool moe_ffn_at(IsaLevel level, const MoeFfnArgs& args, Parallel* pool, Workspace* ws);
 bool matmul_multi_at(IsaLevel level, std::span<const MatmulArgs> args, Parallel* pool,
                      Workspace* ws);
+bool matmul_batch_at(IsaLevel level, std::span<const MatmulArgs> args, Parallel* pool,
+                     Workspace* ws);
 
 }  // namespace arc::kernels::cpu

@@ -39,6 +39,10 @@ bool matmul(const MatmulArgs& args, Parallel* pool, Workspace* ws);
 // (C++20 only: the CUDA sources, compiled as C++17, include this header for MatmulArgs.)
 #if __cplusplus >= 202002L
 bool matmul_multi(std::span<const MatmulArgs> args, Parallel* pool, Workspace* ws);
+// Independent products, each of its own activations (MLA's per-head k_b / v_b products): for a
+// few tokens (decode) one parallel loop over all products' rows; more tokens run as separate
+// matmul() calls. Results equal matmul()'s and do not depend on the thread count.
+bool matmul_batch(std::span<const MatmulArgs> args, Parallel* pool, Workspace* ws);
 #endif
 
 namespace ref {

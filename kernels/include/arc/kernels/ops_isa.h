@@ -9,6 +9,7 @@
 
 #include "arc/kernels/attention.h"
 #include "arc/kernels/cpu_dispatch.h"
+#include "arc/kernels/mla.h"
 #include "arc/kernels/ops.h"
 
 namespace arc::kernels {
@@ -37,6 +38,9 @@ const OpsTable& ops_table(OpsIsa isa);
 
 // paged_attention with a chosen variant (an unavailable one falls back to scalar).
 void paged_attention_isa(OpsIsa isa, const PagedAttentionArgs& args, Parallel* pool);
+// mla_attention with a chosen variant: AVX2 / AVX-512 where kv_lora_rank and rope_dim are whole
+// vectors, else (and for an unavailable one) the portable kernel. Same contract as mla_attention.
+bool mla_attention_isa(OpsIsa isa, const MlaAttentionArgs& args, Parallel* pool);
 
 // Whether paged_attention / kv_store accept this cache type and head dim (F32, F16 any head dim;
 // Q8_0 head_dim a multiple of 32). Both kernels leave their output untouched otherwise, as they do
