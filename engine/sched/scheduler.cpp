@@ -4,9 +4,26 @@
 #include <cmath>
 #include <optional>
 
+#include "arc/kv_window.h"
 #include "arc/log.h"
 
 namespace arc {
+
+namespace {
+
+// Blocks of both pools (the windowed one of sliding-window layers, when there is one).
+void kv_stats(const KvCache& kv, SchedulerStats& s) {
+  s.kv_blocks_total = static_cast<int32_t>(kv.options().n_blocks);
+  s.kv_blocks_used = kv.n_used_blocks();
+  s.kv_blocks_cached = kv.n_cached_blocks();
+  if (const WindowedBlocks* w = kv.window()) {
+    s.kv_window_blocks_total = w->n_blocks();
+    s.kv_window_blocks_used = w->n_used();
+    s.kv_window_blocks_cached = w->n_cached();
+  }
+}
+
+}  // namespace
 
 // ---- RequestHandle -------------------------------------------------------------------------
 
@@ -285,9 +302,7 @@ bool Scheduler::step() {
     std::lock_guard<std::mutex> lock(mu_);
     stats_.running = 0;
     stats_.waiting = 0;
-    stats_.kv_blocks_total = kv_.options().n_blocks;
-    stats_.kv_blocks_used = kv_.n_used_blocks();
-    stats_.kv_blocks_cached = kv_.n_cached_blocks();
+    kv_stats(kv_, stats_);
     return false;
   }
 
@@ -637,9 +652,7 @@ bool Scheduler::step() {
   stats_.verify_steps += verified;
   stats_.running = static_cast<int>(running_.size());
   stats_.waiting = static_cast<int>(waiting_.size() + incoming_.size());
-  stats_.kv_blocks_total = kv_.options().n_blocks;
-  stats_.kv_blocks_used = kv_.n_used_blocks();
-  stats_.kv_blocks_cached = kv_.n_cached_blocks();
+  kv_stats(kv_, stats_);
   return true;
 }
 

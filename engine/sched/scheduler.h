@@ -117,6 +117,10 @@ struct SchedulerStats {
   int32_t kv_blocks_total = 0;
   int32_t kv_blocks_used = 0;
   int32_t kv_blocks_cached = 0;
+  // The windowed pool of sliding-window layers (gpt-oss), all 0 without one.
+  int32_t kv_window_blocks_total = 0;
+  int32_t kv_window_blocks_used = 0;
+  int32_t kv_window_blocks_cached = 0;
   uint64_t prompt_tokens = 0;      // scheduled prompt tokens, all time
   uint64_t prefix_hit_tokens = 0;  // of those, served from the prefix cache
   uint64_t generated_tokens = 0;
