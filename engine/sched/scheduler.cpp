@@ -6,6 +6,7 @@
 
 #include "arc/kv_window.h"
 #include "arc/log.h"
+#include "sched/reasoning_budget.h"
 
 namespace arc {
 
@@ -87,7 +88,12 @@ struct Scheduler::Sequence {
     return p < n ? tokens[static_cast<size_t>(p)] : draft[static_cast<size_t>(p - n)];
   }
 
-  explicit Sequence(SequenceRequest r) : req(std::move(r)), sampler(req.sampling) {
+  ReasoningBudget budget;
+
+  explicit Sequence(SequenceRequest r)
+      : req(std::move(r)),
+        sampler(req.sampling),
+        budget(req.reasoning_budget, req.reasoning_close, req.reasoning_tag) {
     if (req.masker) matcher = std::make_unique<grammar::Matcher>(req.masker->grammar());
   }
 };
@@ -544,7 +550,9 @@ bool Scheduler::step() {
       }
       row = fetched;
     }
-    if (s.matcher) {
+    if (const auto forced = s.budget.forced()) {
+      o.token = *forced;  // the reasoning budget is spent: the engine closes the block
+    } else if (s.matcher) {
       // Structured output: tokens that cannot continue the document are out of the draw.
       const bool any = std::any_of(s.mask.begin(), s.mask.end(), [](uint64_t w) { return w != 0; });
       if (!any) {
@@ -571,6 +579,7 @@ bool Scheduler::step() {
     }
     s.tokens.push_back(o.token);
     s.keys.push_back(o.token);
+    s.budget.accept(o.token);
     s.generated++;
     generated++;
     if (verify >= 0) {

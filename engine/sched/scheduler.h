@@ -47,8 +47,13 @@ struct SequenceRequest {
   // Structured output: every sampled token must continue the grammar's document (null: free).
   std::shared_ptr<grammar::TokenMasker> masker;
   int64_t max_new_tokens = 256;
-  bool prompt_logprobs = false;  // report the logprob of every prompt token (echo)
-  int top_logprobs = -1;         // -1: none
+  // Reasoning budget (sched/reasoning_budget.h): after this many tokens inside the reasoning
+  // block the prompt opened, the engine writes reasoning_close. -1: none.
+  int64_t reasoning_budget = -1;
+  std::vector<int32_t> reasoning_close;  // "\n</think>\n\n"
+  std::vector<int32_t> reasoning_tag;    // "</think>": the model closed it itself
+  bool prompt_logprobs = false;          // report the logprob of every prompt token (echo)
+  int top_logprobs = -1;                 // -1: none
 
   // Images (engine/sched/image_inputs.h); all empty for text.
   std::vector<int32_t> rope_positions;             // [3, prompt size] multi-axis rotary positions
