@@ -96,10 +96,10 @@ uint64_t kv_bytes_per_token(DType kv_type, const ModelConfig& c) {
 }
 
 // Blocks of the windowed pool for the sliding-window layers (gpt-oss), 0 when the model has
-// none or runs tensor-parallel (the step messages carry only the full-attention tables).
+// none. Every rank holds a pool of this size (the step messages carry both tables).
 int64_t window_pool_blocks(const EngineOptions& opt, int max_parallel, int64_t ctx_size,
-                           int n_ranks, const ModelConfig& c) {
-  if (n_ranks > 1 || sliding_layer_count(c) == 0) return 0;
+                           const ModelConfig& c) {
+  if (sliding_layer_count(c) == 0) return 0;
   const int64_t block = opt.kv_block_size;
   const int64_t full = (ctx_size * max_parallel + block - 1) / block;
   return windowed_pool_blocks(c.sliding_window, block, max_parallel, opt.max_batch_tokens, full);
@@ -205,9 +205,9 @@ Status check_loadable(EngineService::Impl& m, const std::string& path, const Loa
   const uint64_t freed =
       current != nullptr ? current->weight_bytes + current->kv_bytes : uint64_t{0};
   const uint64_t reserve = static_cast<uint64_t>(s.reserve_gib * (1ull << 30));
-  const uint64_t min_kv = min_kv_bytes(
-      s.kv_type, c, ctx_size, window_pool_blocks(m.opt, s.max_parallel, ctx_size, n_ranks, c),
-      m.opt.kv_block_size);
+  const uint64_t min_kv =
+      min_kv_bytes(s.kv_type, c, ctx_size, window_pool_blocks(m.opt, s.max_parallel, ctx_size, c),
+                   m.opt.kv_block_size);
   const uint64_t workspace = workspace_bytes(m.opt, s.max_parallel, c);
   const uint64_t need = weights + min_kv + workspace + reserve;
   if (need > available + freed) {
@@ -334,7 +334,7 @@ Result<std::shared_ptr<LoadedModel>> load_model(EngineService::Impl& m, const st
   // With a windowed pool for the sliding-window layers, per token of the main pool only the
   // full-attention layers count; the windowed pool has a fixed size.
   const int64_t block = m.opt.kv_block_size;
-  const int64_t swa_blocks = window_pool_blocks(m.opt, settings.max_parallel, ctx_size, n_ranks, c);
+  const int64_t swa_blocks = window_pool_blocks(m.opt, settings.max_parallel, ctx_size, c);
   const uint64_t swa_bytes =
       swa_blocks > 0 ? kv_pool_bytes(c, settings.kv_type, 0, swa_blocks * block) : 0;
   const uint64_t kv_per_token = swa_blocks > 0 ? kv_pool_bytes(c, settings.kv_type, 1, 0)
@@ -442,7 +442,7 @@ Result<std::shared_ptr<LoadedModel>> load_model(EngineService::Impl& m, const st
     // shards while this rank loads its own. Each phase ends with every rank's outcome (the
     // first: every rank's memory guard, this one's passed above), so all ranks drop the model
     // together when one fails, and the error names the failed ranks.
-    TpModelSpec spec{path,          kvo.n_blocks, block,  settings.kv_type,
+    TpModelSpec spec{path,          kvo.n_blocks, kvo.n_swa_blocks, block, settings.kv_type,
                      m.opt.backend, workspace,    reserve};
     ARC_RETURN_IF_ERROR(m.tp->begin_load(spec).with_context("ranks"));
     ARC_RETURN_IF_ERROR(m.tp->gather(ok_status()));
