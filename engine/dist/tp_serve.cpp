@@ -12,6 +12,7 @@
 #include "arc/backend_factory.h"
 #include "arc/forward.h"
 #include "arc/kv_cache.h"
+#include "arc/kv_window.h"
 #include "arc/log.h"
 #include "arc/model.h"
 #include "arc/rank_memory.h"
@@ -105,8 +106,11 @@ Status check_worker_memory(WorkerPrep& p, const TpModelSpec& spec, const TpWorke
   const ModelConfig& c = p.plan.local;
   RankMemoryNeed need;
   need.weights = shard_weight_bytes(*p.file, p.plan);
-  need.kv = static_cast<uint64_t>(c.kv_values_per_token()) * (spec.kv_type == DType::F16 ? 2 : 4) *
-            static_cast<uint64_t>(spec.n_blocks * spec.block_size);
+  need.kv = spec.n_swa_blocks > 0 ? kv_pool_bytes(c, spec.kv_type, spec.n_blocks * spec.block_size,
+                                                  spec.n_swa_blocks * spec.block_size)
+                                  : static_cast<uint64_t>(c.kv_values_per_token()) *
+                                        (spec.kv_type == DType::F16 ? 2 : 4) *
+                                        static_cast<uint64_t>(spec.n_blocks * spec.block_size);
   need.workspace = spec.workspace_bytes;
   need.reserve = spec.reserve_bytes;
   ARC_ASSIGN_OR_RETURN(RankMemory free, rank_free_memory(*p.backend));
@@ -123,8 +127,10 @@ Result<std::unique_ptr<WorkerModel>> load_worker_model(WorkerPrep& p, const TpMo
   ARC_ASSIGN_OR_RETURN(w->model, load_model_shard(std::move(*p.file), *w->backend, p.plan));
   const ModelConfig& c = w->model->config();
   ARC_ASSIGN_OR_RETURN(
-      w->kv, KvCache::create(*w->backend,
-                             kv_cache_options(c, spec.block_size, spec.n_blocks, spec.kv_type)));
+      w->kv,
+      KvCache::create(*w->backend, with_windowed_pool(kv_cache_options(c, spec.block_size,
+                                                                       spec.n_blocks, spec.kv_type),
+                                                      c, spec.n_swa_blocks)));
   return w;
 }
 
@@ -134,6 +140,7 @@ Status TpServeGroup::begin_load(const TpModelSpec& spec) {
   if (shut_down_) return failed_precondition("the ranks were shut down");
   const std::string body = nlohmann::json({{"path", spec.path},
                                            {"n_blocks", spec.n_blocks},
+                                           {"n_swa_blocks", spec.n_swa_blocks},
                                            {"block_size", spec.block_size},
                                            {"kv_type", static_cast<int>(spec.kv_type)},
                                            {"backend", spec.backend},
@@ -182,6 +189,7 @@ Status tp_serve_worker(Communicator& comm, const TpWorkerOptions& options) {
     if (j.is_discarded() || !j.is_object()) return internal_error("worker: malformed load message");
     spec.path = j.value("path", "");
     spec.n_blocks = j.value("n_blocks", int64_t{0});
+    spec.n_swa_blocks = j.value("n_swa_blocks", int64_t{0});
     spec.block_size = j.value("block_size", int64_t{16});
     spec.kv_type = static_cast<DType>(j.value("kv_type", static_cast<int>(DType::F16)));
     if (options.fault_on_load) {

@@ -5,6 +5,7 @@
 #include <climits>
 #include <string>
 
+#include "arc/kv_window.h"
 #include "arc/log.h"
 #include "arc/tp_control.h"
 
@@ -59,6 +60,8 @@ Status TpDriver::free_sequence(int32_t seq) {
 //        tokens [t] | positions [t] | seq_ids [t]
 //        | n_logit_rows, logit_rows [n_logit_rows]
 //        | n_tables, then per sequence of the batch: seq, n_blocks, blocks [n_blocks]
+//          (with a windowed pool for sliding-window layers, kv_window.h, each followed by
+//          n_window, window blocks [n_window], -1 behind the window)
 //        | n_rope (0 or 3t), rope_positions [n_rope]          (image inputs; 0 for text)
 //        | n_embd_rows (0 or t), embd_rows [n_embd_rows]
 //        | n_embd_lo, n_embd_hi: floats in 3 (the low and high 32 bits)
@@ -104,6 +107,11 @@ Result<std::vector<float>> TpDriver::step(const ForwardBatch& batch) {
       p.push_back(s);
       p.push_back(static_cast<int32_t>(table.size()));
       p.insert(p.end(), table.begin(), table.end());
+      if (kv_.window() != nullptr) {
+        const std::vector<int32_t>& w = kv_.window_blocks(s);
+        p.push_back(static_cast<int32_t>(w.size()));
+        p.insert(p.end(), w.begin(), w.end());
+      }
     }
     p.push_back(static_cast<int32_t>(batch.rope_positions.size()));
     p.insert(p.end(), batch.rope_positions.begin(), batch.rope_positions.end());
@@ -155,6 +163,23 @@ Status apply_step(std::span<const int32_t> p, size_t t, KvCache& kv, ForwardBatc
     }
     kv.set_blocks(seq, table);
     at += n;
+    if (kv.window() != nullptr) {
+      // The windowed pool's table of the same sequence.
+      if (p.size() < at + 1) return malformed();
+      const size_t nw = static_cast<size_t>(p[at++]);
+      if (p.size() < at + nw) return malformed();
+      auto window = p.subspan(at, nw);
+      const int32_t n_window = kv.window()->n_blocks();
+      for (int32_t blk : window) {
+        if (blk < -1 || blk >= n_window) {
+          return internal_error("worker: windowed block " + std::to_string(blk) +
+                                " outside the pool of " + std::to_string(n_window) +
+                                " (the ranks' KV pools differ in size)");
+        }
+      }
+      kv.set_window_blocks(seq, window);
+      at += nw;
+    }
   }
   // Image inputs.
   if (p.size() < at + 1) return malformed();

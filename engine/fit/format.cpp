@@ -59,6 +59,14 @@ std::string format_report_text(const Report& r) {
   if (r.kv_known) {
     s += fmt::format("KV per token {:.0f} bytes ({})\n", r.kv_bytes_per_token,
                      kv_dtype_name(r.workload.kv_dtype));
+    const Architecture& a = r.model.arch;
+    if (a.sliding_window > 0 && a.sliding_layers > 0) {
+      // The figure above is before the window cap; what one sequence really holds:
+      s += fmt::format("KV per sequence at {} tokens {} ({} sliding-window layers hold {})\n",
+                       r.workload.context,
+                       format_gib(kv_bytes_for_tokens(a, r.workload.context, r.workload.kv_dtype)),
+                       a.sliding_layers, a.sliding_window);
+    }
   }
   s += fmt::format(
       "decode ceiling {:.1f} tok/s (one stream; reads {} of active weights per token, "

@@ -1,6 +1,8 @@
 // Paged KV cache: block allocator and per-sequence block tables.
 #include "arc/kv_cache.h"
 
+#include "arc/kv_window.h"
+
 #include <algorithm>
 #include <iterator>
 #include <string>
@@ -104,9 +106,19 @@ Result<std::unique_ptr<KvCache>> KvCache::create(Backend& backend, const KvCache
   if (opt.type != DType::F16 && opt.type != DType::F32) {
     return invalid_argument("KV cache type must be F16 or F32");
   }
+  if (opt.n_swa_blocks > 0 && (opt.latent || opt.swa_window <= 0 ||
+                               opt.swa_layers.size() != static_cast<size_t>(opt.n_layer) ||
+                               opt.n_swa_blocks > (int64_t{1} << 30) / opt.block_size)) {
+    return invalid_argument(
+        "KV cache: a windowed pool needs a window, a flag per layer and no latent attention");
+  }
   std::unique_ptr<KvCache> kv(new KvCache(opt));
-  const size_t bytes = kv->layer_bytes();
+  if (opt.n_swa_blocks > 0) {
+    kv->swa_ = std::make_unique<WindowedBlocks>(static_cast<int32_t>(opt.n_swa_blocks),
+                                                opt.block_size, opt.swa_window);
+  }
   for (int64_t l = 0; l < opt.n_layer; ++l) {
+    const size_t bytes = kv->layer_bytes(l);
     ARC_ASSIGN_OR_RETURN(auto k, backend.alloc(bytes));
     kv->k_.push_back(std::move(k));
     if (opt.latent) continue;  // MLA: the latent row is both
@@ -116,10 +128,34 @@ Result<std::unique_ptr<KvCache>> KvCache::create(Backend& backend, const KvCache
   return kv;
 }
 
+KvCache::KvCache(const KvCacheOptions& opt)
+    : opt_(opt), alloc_(static_cast<int32_t>(opt.n_blocks)) {}
+
+KvCache::~KvCache() = default;
+
 size_t KvCache::layer_bytes() const {
   const size_t elem = opt_.type == DType::F16 ? 2 : 4;
   return static_cast<size_t>(opt_.n_blocks * opt_.block_size * opt_.n_kv_head * opt_.head_dim) *
          elem;
+}
+
+size_t KvCache::layer_bytes(int64_t layer) const {
+  const size_t elem = opt_.type == DType::F16 ? 2 : 4;
+  return static_cast<size_t>(layer_blocks(layer) * opt_.block_size * opt_.n_kv_head *
+                             opt_.head_dim) *
+         elem;
+}
+
+const std::vector<int32_t>& KvCache::window_blocks(int32_t seq) const {
+  return swa_->table(seq);
+}
+
+int32_t KvCache::window_slot(int32_t seq, int64_t pos) const {
+  return swa_->slot(seq, pos);
+}
+
+void KvCache::set_window_blocks(int32_t seq, std::span<const int32_t> blocks) {
+  if (swa_ != nullptr && seq >= 0) swa_->set(seq, blocks);
 }
 
 int32_t KvCache::add_sequence() {
@@ -128,6 +164,7 @@ int32_t KvCache::add_sequence() {
       live_[i] = true;
       indexed_blocks_[i] = 0;
       chain_hash_[i] = 0;
+      if (swa_) swa_->reset(static_cast<int32_t>(i));
       return static_cast<int32_t>(i);
     }
   }
@@ -135,6 +172,7 @@ int32_t KvCache::add_sequence() {
   tables_.emplace_back();
   indexed_blocks_.push_back(0);
   chain_hash_.push_back(0);
+  if (swa_) swa_->reset(static_cast<int32_t>(live_.size() - 1));
   return static_cast<int32_t>(live_.size() - 1);
 }
 
@@ -145,10 +183,18 @@ Status KvCache::reserve(int32_t seq, int64_t n_tokens) {
   std::vector<int32_t>& table = tables_[seq];
   const int64_t need = (n_tokens + opt_.block_size - 1) / opt_.block_size;
   const int64_t more = need - static_cast<int64_t>(table.size());
-  if (more <= 0) return ok_status();
   if (more > alloc_.n_available()) {
     return resource_exhausted("KV cache full: sequence needs " + std::to_string(more) +
                               " more blocks, " + std::to_string(alloc_.n_available()) + " free");
+  }
+  if (swa_) {
+    const int64_t w_more = swa_->missing(seq, need);
+    if (w_more > swa_->n_available()) {
+      return resource_exhausted("KV cache full: sequence needs " + std::to_string(w_more) +
+                                " more sliding-window blocks, " +
+                                std::to_string(swa_->n_available()) + " free");
+    }
+    swa_->grow(seq, need);
   }
   for (int64_t i = 0; i < more; ++i) table.push_back(*alloc_.allocate());
   return ok_status();
@@ -159,6 +205,7 @@ void KvCache::free_sequence(int32_t seq) {
   // Deepest blocks first, so the LRU evicts a prefix's tail before its root.
   for (auto it = tables_[seq].rbegin(); it != tables_[seq].rend(); ++it) alloc_.release(*it);
   tables_[seq].clear();
+  if (swa_) swa_->free(seq);
   indexed_blocks_[seq] = 0;
   chain_hash_[seq] = 0;
   live_[seq] = false;
@@ -183,20 +230,28 @@ int64_t KvCache::attach_cached_prefix(int32_t seq, std::span<const int32_t> toke
   }
   const int64_t bs = opt_.block_size;
   const int64_t n_full = (static_cast<int64_t>(tokens.size()) - 1) / bs;
+  std::vector<uint64_t> hashes;  // [i] chain hash of the prefix up to and with block i
+  std::vector<int32_t> found;
   uint64_t h = 0;
-  int64_t attached = 0;
   for (int64_t i = 0; i < n_full; ++i) {
     auto block_tokens = tokens.subspan(static_cast<size_t>(i * bs), static_cast<size_t>(bs));
     uint64_t next = kv_block_hash(h, block_tokens);
     int32_t b = alloc_.lookup(next, block_tokens);
     if (b < 0) break;
-    alloc_.retain(b);
-    tables_[seq].push_back(b);
+    hashes.push_back(next);
+    found.push_back(b);
     h = next;
-    ++attached;
   }
+  // With a windowed pool, only a prefix whose last window is cached there too.
+  const int64_t attached =
+      swa_ ? swa_->usable_prefix(hashes, tokens) : static_cast<int64_t>(found.size());
+  for (int64_t i = 0; i < attached; ++i) {
+    alloc_.retain(found[static_cast<size_t>(i)]);
+    tables_[seq].push_back(found[static_cast<size_t>(i)]);
+  }
+  if (swa_ && attached > 0) swa_->attach(seq, hashes, tokens, attached);
   indexed_blocks_[seq] = attached;
-  chain_hash_[seq] = h;
+  chain_hash_[seq] = attached > 0 ? hashes[static_cast<size_t>(attached - 1)] : 0;
   return attached * bs;
 }
 
@@ -210,8 +265,12 @@ void KvCache::commit(int32_t seq, std::span<const int32_t> tokens, int64_t n_wri
     chain_hash_[seq] = kv_block_hash(chain_hash_[seq], block_tokens);
     alloc_.index(tables_[seq][static_cast<size_t>(i)], chain_hash_[seq],
                  std::vector<int32_t>(block_tokens.begin(), block_tokens.end()));
+    if (swa_) swa_->index(seq, i, chain_hash_[seq], block_tokens);
   }
   indexed_blocks_[seq] = std::max(indexed_blocks_[seq], full);
+  // Blocks the next query's window no longer reaches go back to the windowed pool (cached, so
+  // a later request with this prefix can still find them while they last).
+  if (swa_) swa_->release_behind(seq, n_written);
 }
 
 int64_t KvCache::capacity(int32_t seq) const {

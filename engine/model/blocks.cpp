@@ -158,6 +158,7 @@ void attention_block(LayerContext& c) {
   }
 
   const KvCacheOptions& kvo = c.kv.options();
+  const bool windowed = c.kv.layer_windowed(c.layer);
   kernels::KvStoreArgs s;
   s.k = b.k;
   s.v = b.v;
@@ -165,8 +166,8 @@ void attention_block(LayerContext& c) {
   s.v_cache = c.kv.v(c.layer);
   s.kv_type = kvo.type;
   s.block_size = kvo.block_size;
-  s.n_blocks = kvo.n_blocks;
-  s.slots = b.slots;
+  s.n_blocks = c.kv.layer_blocks(c.layer);
+  s.slots = windowed ? b.window_slots : b.slots;
   s.n_tokens = t;
   s.n_kv_head = cfg.n_kv_head;
   s.head_dim = cfg.head_dim;
@@ -183,10 +184,10 @@ void attention_block(LayerContext& c) {
   a.v_cache = c.kv.v(c.layer);
   a.kv_type = kvo.type;
   a.block_size = kvo.block_size;
-  a.n_blocks = kvo.n_blocks;
+  a.n_blocks = c.kv.layer_blocks(c.layer);
   a.token_seq = b.token_seq;
   a.token_pos = b.pos;
-  a.block_tables = b.block_tables;
+  a.block_tables = windowed ? b.window_tables : b.block_tables;
   a.max_blocks_per_seq = b.max_blocks;
   a.sliding_window = cfg.layer_is_swa(c.layer) ? cfg.sliding_window : 0;
   a.sinks = cfg.attn_sinks ? c.w(TensorRole::kAttnSinks).f32() : nullptr;

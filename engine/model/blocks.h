@@ -32,8 +32,12 @@ struct StepBuffers {
   const int32_t* block_tables = nullptr;  // [n_seqs, max_blocks]
   int64_t max_blocks = 0;
   const int32_t* slots = nullptr;  // [n_tokens]
-  float* partial = nullptr;        // [n_tokens, n_embd] tensor parallel: this rank's block output
-  float* zeros = nullptr;  // [n_tokens, n_embd] zeros: a rank holding none of a block's width
+  // Windowed pool of the sliding-window layers (KvCache::window()), null without one: the
+  // slots there and the block tables (same width, max_blocks).
+  const int32_t* window_slots = nullptr;   // [n_tokens]
+  const int32_t* window_tables = nullptr;  // [n_seqs, max_blocks]
+  float* partial = nullptr;  // [n_tokens, n_embd] tensor parallel: this rank's block output
+  float* zeros = nullptr;    // [n_tokens, n_embd] zeros: a rank holding none of a block's width
   // Multi-axis RoPE (config.mrope()), null for plain RoPE: rotary positions per axis, and per
   // axis a frequency-factor mask (1 for the axis's pairs, +inf elsewhere: theta / inf = 0 leaves
   // a pair unrotated), so three rope passes over disjoint pairs give the interleaved rotation.

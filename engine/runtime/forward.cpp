@@ -46,6 +46,7 @@ struct ForwardExecutor::Impl {
   int32_t* d_pos = nullptr;
   int32_t* d_seq = nullptr;
   int32_t* d_slots = nullptr;
+  int32_t* d_wslots = nullptr;  // [capacity] slots in the windowed pool (kv.window())
   int32_t* d_rows = nullptr;
   int32_t* d_tables = nullptr;
   int64_t tables_capacity = 0;  // int32 entries of d_tables
@@ -64,7 +65,7 @@ struct ForwardExecutor::Impl {
   std::vector<int32_t> h_mix;
 
   // Host copies kept until wait() (uploads read them asynchronously on a GPU).
-  std::vector<int32_t> h_tok, h_pos, h_seq, h_slots, h_rows, h_tables;
+  std::vector<int32_t> h_tok, h_pos, h_seq, h_slots, h_wslots, h_rows, h_tables;
   std::vector<float> h_logits;
   Communicator* tp = nullptr;
   std::vector<int64_t> vocab_begin;  // [n_ranks + 1] with tensor parallelism
@@ -170,6 +171,7 @@ struct ForwardExecutor::Impl {
       ARC_ASSIGN_OR_RETURN(d_pos, make<int32_t>(n));
       ARC_ASSIGN_OR_RETURN(d_seq, make<int32_t>(n));
       ARC_ASSIGN_OR_RETURN(d_slots, make<int32_t>(n));
+      ARC_ASSIGN_OR_RETURN(d_wslots, make<int32_t>(n));
       ARC_ASSIGN_OR_RETURN(d_rows, make<int32_t>(n));
       ARC_ASSIGN_OR_RETURN(d_sel, make<float>(n * c.n_embd));
       ARC_ASSIGN_OR_RETURN(d_logits, make<float>(n * c.n_vocab));
@@ -293,6 +295,25 @@ struct ForwardExecutor::Impl {
     }
   }
 
+  // h_tables: each sequence's block table as a row of `width` entries (unused ones 0), `rows`
+  // rows (>= seqs; a recorded graph fixes where the second matrix starts), then, with a windowed
+  // pool, the same rows of its windowed tables (released entries 0: the kernels never read
+  // them, they lie behind every query's window).
+  void fill_tables(const std::vector<int32_t>& seqs, int64_t width, int64_t rows) {
+    const bool windowed = kv.window() != nullptr;
+    const size_t n = static_cast<size_t>(width * rows);
+    h_tables.assign(windowed ? 2 * n : n, 0);
+    for (size_t r = 0; r < seqs.size(); ++r) {
+      const auto& b = kv.blocks(seqs[r]);
+      std::copy(b.begin(), b.end(), h_tables.begin() + static_cast<int64_t>(r) * width);
+      if (!windowed) continue;
+      const auto& w = kv.window_blocks(seqs[r]);
+      for (size_t i = 0; i < w.size() && i < static_cast<size_t>(width); ++i) {
+        h_tables[n + r * static_cast<size_t>(width) + i] = std::max(w[i], 0);
+      }
+    }
+  }
+
   Status submit(const ForwardBatch& batch, const StepSampling* sampling = nullptr) {
     sampled_step = false;
     const ModelConfig& c = model.config();
@@ -305,8 +326,10 @@ struct ForwardExecutor::Impl {
     // Sequences in order of first appearance; each becomes a row of the block-table matrix.
     std::vector<int32_t> seqs;
     std::vector<int32_t> last;  // last token index of each sequence
+    const bool windowed = kv.window() != nullptr;
     h_seq.resize(static_cast<size_t>(t));
     h_slots.resize(static_cast<size_t>(t));
+    h_wslots.assign(static_cast<size_t>(t), 0);
     for (int64_t i = 0; i < t; ++i) {
       const int32_t tok = batch.tokens[i];
       if (tok < 0 || tok >= c.n_vocab) {
@@ -328,14 +351,19 @@ struct ForwardExecutor::Impl {
       last[row] = static_cast<int32_t>(i);
       h_seq[i] = static_cast<int32_t>(row);
       h_slots[i] = kv.slot(s, p);
+      if (windowed) {
+        h_wslots[i] = kv.window_slot(s, p);
+        if (h_wslots[i] < 0) {
+          return invalid_argument("forward: position " + std::to_string(p) + " of sequence " +
+                                  std::to_string(s) +
+                                  " lies behind the sliding window already released");
+        }
+      }
     }
     int64_t max_blocks = 1;
     for (int32_t s : seqs) max_blocks = std::max<int64_t>(max_blocks, kv.blocks(s).size());
-    h_tables.assign(static_cast<size_t>(max_blocks) * seqs.size(), 0);
-    for (size_t r = 0; r < seqs.size(); ++r) {
-      const auto& b = kv.blocks(seqs[r]);
-      std::copy(b.begin(), b.end(), h_tables.begin() + static_cast<int64_t>(r) * max_blocks);
-    }
+    int64_t table_rows = static_cast<int64_t>(seqs.size());
+    fill_tables(seqs, max_blocks, table_rows);
     if (batch.logit_rows.empty()) {
       h_rows = last;
     } else {
@@ -370,16 +398,14 @@ struct ForwardExecutor::Impl {
         const int32_t copy = v->back();
         v->resize(static_cast<size_t>(v == &h_rows ? out_run : t_run), copy);
       }
-      // Block tables with a bucketed row width (the recorded kernels use a fixed stride).
-      const int64_t width = bucket(max_blocks);
-      std::vector<int32_t> wide(static_cast<size_t>(width) * seqs.size(), 0);
-      for (size_t r = 0; r < seqs.size(); ++r) {
-        std::copy(h_tables.begin() + static_cast<int64_t>(r) * max_blocks,
-                  h_tables.begin() + static_cast<int64_t>(r + 1) * max_blocks,
-                  wide.begin() + static_cast<int64_t>(r) * width);
+      if (windowed) {
+        const int32_t copy = h_wslots.back();
+        h_wslots.resize(static_cast<size_t>(t_run), copy);
       }
-      h_tables.swap(wide);
-      max_blocks = width;
+      // Block tables with a bucketed row width (the recorded kernels use a fixed stride).
+      max_blocks = bucket(max_blocks);
+      table_rows = t_run;
+      fill_tables(seqs, max_blocks, table_rows);
     }
     ARC_RETURN_IF_ERROR(ensure(t_run, static_cast<int64_t>(h_tables.size())));
 
@@ -387,6 +413,7 @@ struct ForwardExecutor::Impl {
     be.upload(d_pos, h_pos.data(), sizeof(int32_t) * t_run);
     be.upload(d_seq, h_seq.data(), sizeof(int32_t) * t_run);
     be.upload(d_slots, h_slots.data(), sizeof(int32_t) * t_run);
+    if (windowed) be.upload(d_wslots, h_wslots.data(), sizeof(int32_t) * t_run);
     be.upload(d_rows, h_rows.data(), sizeof(int32_t) * out_run);
     be.upload(d_tables, h_tables.data(), sizeof(int32_t) * h_tables.size());
     buf.pos = d_pos;
@@ -394,6 +421,8 @@ struct ForwardExecutor::Impl {
     buf.slots = d_slots;
     buf.block_tables = d_tables;
     buf.max_blocks = max_blocks;
+    buf.window_slots = windowed ? d_wslots : nullptr;
+    buf.window_tables = windowed ? d_tables + table_rows * max_blocks : nullptr;
 
     if (graph) {
       const uint64_t key =

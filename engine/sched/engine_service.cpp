@@ -16,6 +16,7 @@
 #include "arc/fit_gguf.h"
 #include "arc/fit_json.h"
 #include "arc/gguf_summary.h"
+#include "arc/kv_window.h"
 #include "arc/log.h"
 #include "sched/engine_service_impl.h"
 #include "sched/mmproj_pairing.h"
@@ -92,6 +93,10 @@ EngineService::EngineService(EngineOptions options) : impl_(std::make_unique<Imp
   m.metrics.add_gauge("arclight_requests_waiting", "Requests waiting for admission");
   m.metrics.add_gauge("arclight_kv_blocks_capacity", "KV cache blocks in the pool");
   m.metrics.add_gauge("arclight_kv_blocks_used", "KV cache blocks held by sequences");
+  m.metrics.add_gauge("arclight_kv_window_blocks_capacity",
+                      "Blocks of the sliding-window layers' windowed KV pool (0: none)");
+  m.metrics.add_gauge("arclight_kv_window_blocks_used",
+                      "Windowed KV pool blocks held by sequences");
   m.metrics.add_gauge("arclight_kv_cache_usage_ratio", "Fraction of KV blocks held by sequences");
   m.metrics.add_gauge("arclight_spec_acceptance_ratio",
                       "Speculative decoding: accepted over drafted tokens since the model loaded");
@@ -443,6 +448,15 @@ json EngineService::status() const {
                {"block_size", m.opt.kv_block_size},
                {"bytes", l->kv_bytes},
                {"tokens", l->kv_tokens}};
+    if (const WindowedBlocks* w = l->kv->window()) {
+      // Sliding-window layers (gpt-oss) keep only their window, in a pool of their own; the
+      // blocks above are the full-attention layers'.
+      j["kv"]["window"] = {{"tokens", w->window()},
+                           {"blocks_total", s.kv_window_blocks_total},
+                           {"blocks_used", s.kv_window_blocks_used},
+                           {"blocks_cached", s.kv_window_blocks_cached},
+                           {"bytes", l->kv_window_bytes}};
+    }
     j["requests"] = {{"running", s.running}, {"waiting", s.waiting}};
     j["speculative"] = {
         {"requested", m.opt.spec},
@@ -557,6 +571,8 @@ void EngineService::Impl::refresh_gauges() {
   metrics.set("arclight_requests_waiting", s.waiting);
   metrics.set("arclight_kv_blocks_capacity", s.kv_blocks_total);
   metrics.set("arclight_kv_blocks_used", s.kv_blocks_used);
+  metrics.set("arclight_kv_window_blocks_capacity", s.kv_window_blocks_total);
+  metrics.set("arclight_kv_window_blocks_used", s.kv_window_blocks_used);
   metrics.set("arclight_kv_cache_usage_ratio",
               s.kv_blocks_total ? static_cast<double>(s.kv_blocks_used) / s.kv_blocks_total : 0.0);
   metrics.set("arclight_spec_acceptance_ratio",
@@ -609,6 +625,8 @@ void EngineService::Impl::stats_loop() {
           {"kv_blocks_total", s.kv_blocks_total},
           {"kv_blocks_used", s.kv_blocks_used},
           {"kv_blocks_cached", s.kv_blocks_cached},
+          {"kv_window_blocks_total", s.kv_window_blocks_total},
+          {"kv_window_blocks_used", s.kv_window_blocks_used},
           {"prefix_hit_rate",
            s.prompt_tokens ? static_cast<double>(s.prefix_hit_tokens) / s.prompt_tokens : 0.0},
           {"decode_tokens_per_s", decode_tps},

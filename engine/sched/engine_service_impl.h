@@ -43,7 +43,8 @@ struct LoadSettings {
 struct LoadedModel {
   ModelInfo info;
   uint64_t weight_bytes = 0;
-  uint64_t kv_bytes = 0;
+  uint64_t kv_bytes = 0;         // both pools
+  uint64_t kv_window_bytes = 0;  // of which the windowed pool of sliding-window layers
   int64_t kv_tokens = 0;
   LoadSettings settings;  // as loaded: ctx_size is the longest sequence (a failed switch brings
                           // the model back with them)

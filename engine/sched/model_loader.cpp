@@ -7,6 +7,7 @@
 
 #include "arc/backend_caps.h"
 #include "arc/backend_factory.h"
+#include "arc/kv_window.h"
 #include "arc/log.h"
 #include "arc/shard_load.h"
 #include "arc/shard_plan.h"
@@ -92,6 +93,24 @@ uint64_t workspace_bytes(const EngineOptions& opt, int max_parallel, const Model
 
 uint64_t kv_bytes_per_token(DType kv_type, const ModelConfig& c) {
   return static_cast<uint64_t>(c.kv_values_per_token()) * (kv_type == DType::F16 ? 2 : 4);
+}
+
+// Blocks of the windowed pool for the sliding-window layers (gpt-oss), 0 when the model has
+// none. Every rank holds a pool of this size (the step messages carry both tables).
+int64_t window_pool_blocks(const EngineOptions& opt, int max_parallel, int64_t ctx_size,
+                           const ModelConfig& c) {
+  if (sliding_layer_count(c) == 0) return 0;
+  const int64_t block = opt.kv_block_size;
+  const int64_t full = (ctx_size * max_parallel + block - 1) / block;
+  return windowed_pool_blocks(c.sliding_window, block, max_parallel, opt.max_batch_tokens, full);
+}
+
+// KV bytes of one full context: full-attention layers over ctx_size, sliding-window ones over
+// the windowed pool (all of it: it is allocated whole).
+uint64_t min_kv_bytes(DType kv_type, const ModelConfig& c, int64_t ctx_size, int64_t swa_blocks,
+                      int64_t block) {
+  if (swa_blocks == 0) return kv_bytes_per_token(kv_type, c) * static_cast<uint64_t>(ctx_size);
+  return kv_pool_bytes(c, kv_type, ctx_size, swa_blocks * block);
 }
 
 // The drafter `spec` asks for, into `so`; what cannot run here runs without speculation and
@@ -186,7 +205,9 @@ Status check_loadable(EngineService::Impl& m, const std::string& path, const Loa
   const uint64_t freed =
       current != nullptr ? current->weight_bytes + current->kv_bytes : uint64_t{0};
   const uint64_t reserve = static_cast<uint64_t>(s.reserve_gib * (1ull << 30));
-  const uint64_t min_kv = kv_bytes_per_token(s.kv_type, c) * static_cast<uint64_t>(ctx_size);
+  const uint64_t min_kv =
+      min_kv_bytes(s.kv_type, c, ctx_size, window_pool_blocks(m.opt, s.max_parallel, ctx_size, c),
+                   m.opt.kv_block_size);
   const uint64_t workspace = workspace_bytes(m.opt, s.max_parallel, c);
   const uint64_t need = weights + min_kv + workspace + reserve;
   if (need > available + freed) {
@@ -310,9 +331,16 @@ Result<std::shared_ptr<LoadedModel>> load_model(EngineService::Impl& m, const st
                    patches * static_cast<uint64_t>(7 * vc->n_embd + vc->n_ff) * sizeof(float);
     mm_file.emplace(std::move(*vf));
   }
-  const uint64_t kv_per_token = kv_bytes_per_token(settings.kv_type, c);
+  // With a windowed pool for the sliding-window layers, per token of the main pool only the
+  // full-attention layers count; the windowed pool has a fixed size.
+  const int64_t block = m.opt.kv_block_size;
+  const int64_t swa_blocks = window_pool_blocks(m.opt, settings.max_parallel, ctx_size, c);
+  const uint64_t swa_bytes =
+      swa_blocks > 0 ? kv_pool_bytes(c, settings.kv_type, 0, swa_blocks * block) : 0;
+  const uint64_t kv_per_token = swa_blocks > 0 ? kv_pool_bytes(c, settings.kv_type, 1, 0)
+                                               : kv_bytes_per_token(settings.kv_type, c);
   const uint64_t workspace = workspace_bytes(m.opt, settings.max_parallel, c);
-  const uint64_t min_kv = kv_per_token * static_cast<uint64_t>(ctx_size);
+  const uint64_t min_kv = kv_per_token * static_cast<uint64_t>(ctx_size) + swa_bytes;
   // Speculative decoding with a draft model: its weights and a KV pool of one full context per
   // parallel sequence count like the model's own.
   ARC_ASSIGN_OR_RETURN(const SpecOptions spec, parse_spec(m.opt.spec, m.opt.spec_k));
@@ -338,20 +366,22 @@ Result<std::shared_ptr<LoadedModel>> load_model(EngineService::Impl& m, const st
     }
   }
   // The KV pool takes what is left, up to ctx_size for each parallel sequence.
-  uint64_t left = available > 0 ? available - file_bytes - vision_bytes - workspace - reserve
-                                : min_kv * static_cast<uint64_t>(settings.max_parallel);
+  uint64_t left = available > 0
+                      ? available - file_bytes - vision_bytes - workspace - reserve - swa_bytes
+                      : kv_per_token * static_cast<uint64_t>(ctx_size) *
+                            static_cast<uint64_t>(settings.max_parallel);
   int64_t kv_tokens = static_cast<int64_t>(
       std::min<uint64_t>(left / std::max<uint64_t>(kv_per_token, 1),
                          static_cast<uint64_t>(ctx_size) * settings.max_parallel));
   kv_tokens = std::max(kv_tokens, ctx_size);
-  const int64_t block = m.opt.kv_block_size;
-  const KvCacheOptions kvo =
-      kv_cache_options(c, block, (kv_tokens + block - 1) / block, settings.kv_type);
+  const KvCacheOptions kvo = with_windowed_pool(
+      kv_cache_options(c, block, (kv_tokens + block - 1) / block, settings.kv_type), c, swa_blocks);
   auto kv = KvCache::create(*l->backend, kvo);
   if (!kv.ok()) return kv.status();
   l->kv = std::move(*kv);
   l->kv_tokens = kvo.n_blocks * block;
-  l->kv_bytes = kv_per_token * static_cast<uint64_t>(l->kv_tokens);
+  l->kv_bytes = kv_per_token * static_cast<uint64_t>(l->kv_tokens) + swa_bytes;
+  l->kv_window_bytes = swa_bytes;
 
   // Streamed weights were read (and reported) while loading; mapped ones are pre-faulted here.
   // Several ranks: each touches only its shard while sharding (pre-faulting the whole file
@@ -412,7 +442,7 @@ Result<std::shared_ptr<LoadedModel>> load_model(EngineService::Impl& m, const st
     // shards while this rank loads its own. Each phase ends with every rank's outcome (the
     // first: every rank's memory guard, this one's passed above), so all ranks drop the model
     // together when one fails, and the error names the failed ranks.
-    TpModelSpec spec{path,          kvo.n_blocks, block,  settings.kv_type,
+    TpModelSpec spec{path,          kvo.n_blocks, kvo.n_swa_blocks, block, settings.kv_type,
                      m.opt.backend, workspace,    reserve};
     ARC_RETURN_IF_ERROR(m.tp->begin_load(spec).with_context("ranks"));
     ARC_RETURN_IF_ERROR(m.tp->gather(ok_status()));

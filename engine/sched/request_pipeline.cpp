@@ -154,6 +154,14 @@ Result<std::shared_ptr<PreparedRequest>> EngineService::prepare_chat(const ChatR
       l->syntax == OutputSyntax::kGptOss || l->syntax == OutputSyntax::kMiniMaxM2;
   p->parser.syntax = r.tools.empty() && !syntax_marks_reasoning ? OutputSyntax::kPlain : l->syntax;
   p->parser.starts_in_reasoning = prompt_opens_reasoning(prompt);
+  if (r.reasoning_budget && p->parser.starts_in_reasoning) {
+    EncodeOptions eo = l->tokenizer->default_encode_options();
+    eo.add_bos = false;
+    eo.add_eos = false;
+    ARC_ASSIGN_OR_RETURN(p->seq.reasoning_close, l->tokenizer->encode("\n</think>\n\n", eo));
+    ARC_ASSIGN_OR_RETURN(p->seq.reasoning_tag, l->tokenizer->encode("</think>", eo));
+    p->seq.reasoning_budget = *r.reasoning_budget;
+  }
   if (!r.tools.empty()) p->parser.tools = nlohmann::ordered_json(r.tools);
   p->top_logprobs = r.sampling.top_logprobs;
   ConstraintOptions co;

@@ -4,9 +4,27 @@
 #include <cmath>
 #include <optional>
 
+#include "arc/kv_window.h"
 #include "arc/log.h"
+#include "sched/reasoning_budget.h"
 
 namespace arc {
+
+namespace {
+
+// Blocks of both pools (the windowed one of sliding-window layers, when there is one).
+void kv_stats(const KvCache& kv, SchedulerStats& s) {
+  s.kv_blocks_total = static_cast<int32_t>(kv.options().n_blocks);
+  s.kv_blocks_used = kv.n_used_blocks();
+  s.kv_blocks_cached = kv.n_cached_blocks();
+  if (const WindowedBlocks* w = kv.window()) {
+    s.kv_window_blocks_total = w->n_blocks();
+    s.kv_window_blocks_used = w->n_used();
+    s.kv_window_blocks_cached = w->n_cached();
+  }
+}
+
+}  // namespace
 
 // ---- RequestHandle -------------------------------------------------------------------------
 
@@ -70,7 +88,12 @@ struct Scheduler::Sequence {
     return p < n ? tokens[static_cast<size_t>(p)] : draft[static_cast<size_t>(p - n)];
   }
 
-  explicit Sequence(SequenceRequest r) : req(std::move(r)), sampler(req.sampling) {
+  ReasoningBudget budget;
+
+  explicit Sequence(SequenceRequest r)
+      : req(std::move(r)),
+        sampler(req.sampling),
+        budget(req.reasoning_budget, req.reasoning_close, req.reasoning_tag) {
     if (req.masker) matcher = std::make_unique<grammar::Matcher>(req.masker->grammar());
   }
 };
@@ -285,9 +308,7 @@ bool Scheduler::step() {
     std::lock_guard<std::mutex> lock(mu_);
     stats_.running = 0;
     stats_.waiting = 0;
-    stats_.kv_blocks_total = kv_.options().n_blocks;
-    stats_.kv_blocks_used = kv_.n_used_blocks();
-    stats_.kv_blocks_cached = kv_.n_cached_blocks();
+    kv_stats(kv_, stats_);
     return false;
   }
 
@@ -529,7 +550,9 @@ bool Scheduler::step() {
       }
       row = fetched;
     }
-    if (s.matcher) {
+    if (const auto forced = s.budget.forced()) {
+      o.token = *forced;  // the reasoning budget is spent: the engine closes the block
+    } else if (s.matcher) {
       // Structured output: tokens that cannot continue the document are out of the draw.
       const bool any = std::any_of(s.mask.begin(), s.mask.end(), [](uint64_t w) { return w != 0; });
       if (!any) {
@@ -556,6 +579,7 @@ bool Scheduler::step() {
     }
     s.tokens.push_back(o.token);
     s.keys.push_back(o.token);
+    s.budget.accept(o.token);
     s.generated++;
     generated++;
     if (verify >= 0) {
@@ -637,9 +661,7 @@ bool Scheduler::step() {
   stats_.verify_steps += verified;
   stats_.running = static_cast<int>(running_.size());
   stats_.waiting = static_cast<int>(waiting_.size() + incoming_.size());
-  stats_.kv_blocks_total = kv_.options().n_blocks;
-  stats_.kv_blocks_used = kv_.n_used_blocks();
-  stats_.kv_blocks_cached = kv_.n_cached_blocks();
+  kv_stats(kv_, stats_);
   return true;
 }
 

@@ -47,8 +47,13 @@ struct SequenceRequest {
   // Structured output: every sampled token must continue the grammar's document (null: free).
   std::shared_ptr<grammar::TokenMasker> masker;
   int64_t max_new_tokens = 256;
-  bool prompt_logprobs = false;  // report the logprob of every prompt token (echo)
-  int top_logprobs = -1;         // -1: none
+  // Reasoning budget (sched/reasoning_budget.h): after this many tokens inside the reasoning
+  // block the prompt opened, the engine writes reasoning_close. -1: none.
+  int64_t reasoning_budget = -1;
+  std::vector<int32_t> reasoning_close;  // "\n</think>\n\n"
+  std::vector<int32_t> reasoning_tag;    // "</think>": the model closed it itself
+  bool prompt_logprobs = false;          // report the logprob of every prompt token (echo)
+  int top_logprobs = -1;                 // -1: none
 
   // Images (engine/sched/image_inputs.h); all empty for text.
   std::vector<int32_t> rope_positions;             // [3, prompt size] multi-axis rotary positions
@@ -117,6 +122,10 @@ struct SchedulerStats {
   int32_t kv_blocks_total = 0;
   int32_t kv_blocks_used = 0;
   int32_t kv_blocks_cached = 0;
+  // The windowed pool of sliding-window layers (gpt-oss), all 0 without one.
+  int32_t kv_window_blocks_total = 0;
+  int32_t kv_window_blocks_used = 0;
+  int32_t kv_window_blocks_cached = 0;
   uint64_t prompt_tokens = 0;      // scheduled prompt tokens, all time
   uint64_t prefix_hit_tokens = 0;  // of those, served from the prefix cache
   uint64_t generated_tokens = 0;

@@ -269,6 +269,8 @@ Result<ChatRequest> parse_anthropic_messages(const json& body, bool for_counting
     ARC_ASSIGN_OR_RETURN(auto type, get_string(*thinking, "type", "thinking"));
     if (type == "enabled") {
       req.enable_thinking = true;
+      ARC_ASSIGN_OR_RETURN(req.reasoning_budget,
+                           get_int(*thinking, "budget_tokens", 0, INT32_MAX, "thinking"));
     } else if (type == "disabled") {
       req.enable_thinking = false;
     } else if (type) {

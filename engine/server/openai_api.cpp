@@ -299,6 +299,11 @@ Result<ChatRequest> parse_openai_chat(const json& body) {
     req.constraint = {};  // tool_choice "none" wins
   }
   ARC_ASSIGN_OR_RETURN(req.reasoning_effort, get_reasoning_effort(body, "reasoning_effort"));
+  // llama-server's names for a reasoning budget.
+  for (const char* k : {"thinking_budget_tokens", "reasoning_budget_tokens"}) {
+    ARC_ASSIGN_OR_RETURN(auto budget, get_int(body, k, 0, INT32_MAX));
+    if (budget) req.reasoning_budget = budget;
+  }
   ARC_ASSIGN_OR_RETURN(const json* kwargs, get_object(body, "chat_template_kwargs"));
   if (kwargs != nullptr) {
     const json& kw = *kwargs;

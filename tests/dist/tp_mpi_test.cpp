@@ -9,6 +9,7 @@
 #include "arc/shard_plan.h"
 #include "arc/tp_session.h"
 #include "dist/tp_load_util.h"
+#include "model/kv_window_script.h"
 #include "model/test_util.h"
 
 namespace arc {
@@ -145,6 +146,59 @@ TEST(TensorParallel, GptOss) {
   // 9 MXFP4 blocks of expert width: 4 on rank 0, 5 on rank 1 (uneven, whole blocks).
   o.n_ff_exp = 288;
   compare_tp(o, kTolQ8);
+}
+
+// gpt-oss with a windowed pool for its sliding-window layers on both ranks: rank 0 decides the
+// windowed tables too (released blocks, blocks handed out again, prefix reuse past the window
+// and its fallback) and sends them with each step. Oracle: the same script on the whole model
+// with the full pool on one rank.
+TEST(TensorParallel, GptOssWindowedPool) {
+  Communicator& comm = *g_comm;
+  const auto cpu = []() -> Result<std::unique_ptr<Backend>> { return make_cpu_backend(1); };
+  testing::ScriptResult ref;
+  if (comm.rank() == 0) {
+    auto e = testing::window_engine(cpu, 0);
+    ASSERT_TRUE(e.ok()) << e.status().to_string();
+    ASSERT_TRUE(testing::window_script(testing::target_of(*e), ref).ok());
+  }
+  auto e = testing::window_engine(cpu, 0);
+  ASSERT_TRUE(e.ok()) << e.status().to_string();
+  const int64_t n_vocab = e->model->config().n_vocab;
+  Result<ShardPlan> plan = make_shard_plan(*e->model, comm.size(), comm.rank());
+  ASSERT_TRUE(plan.ok()) << plan.status().to_string();
+  ASSERT_TRUE(shard_model(*e->model, *e->backend, *plan).ok());
+  const ModelConfig& lc = e->model->config();
+  auto kv = KvCache::create(
+      *e->backend,
+      with_windowed_pool(kv_cache_options(lc, testing::kWinBlock, 96, DType::F16), lc, 12));
+  ASSERT_TRUE(kv.ok()) << kv.status().to_string();
+  ASSERT_NE((*kv)->window(), nullptr);
+  ForwardExecutor exec(*e->model, *e->backend, **kv);
+  exec.set_tensor_parallel(&comm, plan->vocab_begin);
+  TpDriver drv(comm, exec, **kv);
+  if (comm.rank() != 0) {
+    Status s = drv.worker_loop();
+    EXPECT_TRUE(s.ok()) << s.to_string();
+    return;
+  }
+  testing::ScriptResult tp;
+  const Status run = testing::window_script(
+      {**kv, n_vocab, [&](const ForwardBatch& b) { return drv.step(b); }}, tp);
+  ASSERT_TRUE(drv.stop().ok());
+  ASSERT_TRUE(run.ok()) << run.to_string();
+  EXPECT_EQ(ref.c_reused, 64);
+  EXPECT_EQ(tp.c_reused, 64);
+  EXPECT_LT(tp.d_reused, 28) << "the window at 28 was evicted: a shorter prefix is reused";
+  ASSERT_EQ(tp.out.size(), ref.out.size());
+  ASSERT_EQ(tp.tail.size(), ref.tail.size());
+  float worst = 0;
+  for (size_t i = 0; i < ref.out.size(); ++i) {
+    worst = std::max(worst, std::fabs(tp.out[i] - ref.out[i]));
+  }
+  for (size_t i = 0; i < ref.tail.size(); ++i) {
+    worst = std::max(worst, std::fabs(tp.tail[i] - ref.tail[i]));
+  }
+  EXPECT_LE(worst, 2e-3f) << "largest logit difference, TP=2 windowed vs TP=1 full pool";
 }
 
 TEST(TensorParallel, KvHeadsReplicatedWhenFewerThanRanks) {

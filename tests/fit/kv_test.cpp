@@ -2,6 +2,7 @@
 // (../shared/fixtures/model_configs/model_configs.json).
 #include <gtest/gtest.h>
 
+#include "arc/catalog.h"
 #include "arc/fit.h"
 
 namespace arc::fit {
@@ -87,6 +88,48 @@ TEST(FitKv, DtypeNames) {
   auto bad = parse_kv_dtype("int3");
   ASSERT_FALSE(bad.ok());
   EXPECT_NE(bad.status().message().find("int3"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace arc::fit
+
+namespace arc::fit {
+namespace {
+
+// The built-in catalog's gpt-oss entries at their full 128K context, against hand arithmetic:
+// per layer and token 8 KV heads x (64 + 64) x 2 bytes = 2,048 bytes; the full-attention half of
+// the layers holds all 131,072 tokens, the sliding half only its window of 128.
+TEST(FitKv, GptOssCatalogEntriesAt128KCountTheWindow) {
+  auto cat = catalog::load_catalog(ARC_CATALOG_FILE);
+  ASSERT_TRUE(cat.ok()) << cat.status().to_string();
+  struct Want {
+    const char* id;
+    uint64_t per_sequence;
+  };
+  // 120b: 18 x 131072 x 2048 + 18 x 128 x 2048 = 4,831,838,208 + 4,718,592.
+  // 20b:  12 x 131072 x 2048 + 12 x 128 x 2048 = 3,221,225,472 + 3,145,728.
+  for (const Want& w : {Want{"gpt-oss-120b", 4836556800ull}, Want{"gpt-oss-20b", 3224371200ull}}) {
+    SCOPED_TRACE(w.id);
+    const catalog::Model* m = cat->find(w.id);
+    ASSERT_NE(m, nullptr);
+    EXPECT_EQ(m->arch.max_context, 131072);
+    EXPECT_DOUBLE_EQ(kv_bytes_for_tokens(m->arch, 131072, KvDtype::kF16),
+                     static_cast<double>(w.per_sequence));
+    // Per token of a full context: 2,048 x 36 would be 73,728 for 120b without the window.
+    EXPECT_NEAR(kv_bytes_for_tokens(m->arch, 131072, KvDtype::kF16) / 131072.0,
+                w.per_sequence / 131072.0, 1e-6);
+    // Four sequences at 128K: four times one.
+    ASSERT_FALSE(m->builds.empty());
+    auto spec = catalog::model_spec(*m, m->builds.front());
+    ASSERT_TRUE(spec.ok()) << spec.status().to_string();
+    Workload wl;
+    wl.context = 131072;
+    wl.concurrency = 4;
+    Cluster one;
+    auto r = compute(*spec, one, wl);
+    ASSERT_TRUE(r.ok()) << r.status().to_string();
+    EXPECT_EQ(r->kv_bytes_total, 4 * w.per_sequence);
+  }
 }
 
 }  // namespace

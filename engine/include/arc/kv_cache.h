@@ -68,6 +68,13 @@ struct KvCacheOptions {
   // Multi-head latent attention: one pool per layer of head_dim values per token (the latent and
   // the rope key, kernels/mla.h), n_kv_head 1, and no V pool.
   bool latent = false;
+  // Sliding-window layers in a windowed pool (arc/kv_window.h): the layers marked in swa_layers
+  // keep their K/V in a pool of n_swa_blocks blocks that holds only each sequence's last
+  // swa_window positions. 0 / empty: every layer in the main pool (the window is then only a
+  // mask, as before).
+  int64_t swa_window = 0;
+  int64_t n_swa_blocks = 0;
+  std::vector<uint8_t> swa_layers;  // [n_layer] 1: a sliding-window layer
 };
 
 // The pool a model needs: K and V of n_kv_head x head_dim per token and layer, or for MLA one
@@ -83,14 +90,19 @@ inline KvCacheOptions kv_cache_options(const ModelConfig& c, int64_t block_size,
   return o;
 }
 
+class WindowedBlocks;
+
 class KvCache {
  public:
   static Result<std::unique_ptr<KvCache>> create(Backend& backend, const KvCacheOptions& opt);
+  ~KvCache();
 
   const KvCacheOptions& options() const { return opt_; }
   // Bytes of one layer's K (or V, or latent) pool: n_blocks * block_size * n_kv_head * head_dim
   // values, in the order of the backend's layout (kernels::KvLayout).
   size_t layer_bytes() const;
+  // The same for `layer`: a windowed layer's pool has n_swa_blocks blocks.
+  size_t layer_bytes(int64_t layer) const;
   void* k(int64_t layer) { return k_[layer]->data(); }
   void* v(int64_t layer) { return opt_.latent ? nullptr : v_[layer]->data(); }
 
@@ -119,8 +131,24 @@ class KvCache {
   int32_t n_cached_blocks() const { return alloc_.n_cached(); }
   int32_t n_used_blocks() const { return alloc_.n_blocks() - alloc_.n_available(); }
 
+  // Windowed pool of the sliding-window layers (null without one). Its tables have the same
+  // length as blocks(seq), with WindowedBlocks::kNoBlock behind the window.
+  const WindowedBlocks* window() const { return swa_.get(); }
+  bool layer_windowed(int64_t layer) const {
+    return swa_ != nullptr && opt_.swa_layers[static_cast<size_t>(layer)] != 0;
+  }
+  // Blocks in `layer`'s pool.
+  int64_t layer_blocks(int64_t layer) const {
+    return layer_windowed(layer) ? opt_.n_swa_blocks : opt_.n_blocks;
+  }
+  const std::vector<int32_t>& window_blocks(int32_t seq) const;
+  // Slot of `pos` in the windowed pool, -1 when that block is behind the window.
+  int32_t window_slot(int32_t seq, int64_t pos) const;
+  // Tensor-parallel workers: the windowed table rank 0 sent.
+  void set_window_blocks(int32_t seq, std::span<const int32_t> blocks);
+
  private:
-  KvCache(const KvCacheOptions& opt) : opt_(opt), alloc_(static_cast<int32_t>(opt.n_blocks)) {}
+  explicit KvCache(const KvCacheOptions& opt);
   KvCacheOptions opt_;
   BlockAllocator alloc_;
   std::vector<std::unique_ptr<DeviceBuffer>> k_, v_;  // [n_layer]
@@ -128,6 +156,7 @@ class KvCache {
   std::vector<bool> live_;
   std::vector<int64_t> indexed_blocks_;  // [seq] leading blocks already in the prefix index
   std::vector<uint64_t> chain_hash_;     // [seq] hash of those blocks
+  std::unique_ptr<WindowedBlocks> swa_;  // null: no windowed pool
 };
 
 }  // namespace arc

@@ -75,6 +75,9 @@ struct ChatRequest {
   // "low", "medium" or "high": the template variable reasoning_effort (gpt-oss); unset: the
   // template's default.
   std::optional<std::string> reasoning_effort;
+  // Tokens of reasoning after which the engine closes the <think> block the template opened
+  // (llama-server's thinking_budget_tokens, Anthropic's thinking.budget_tokens); unset: none.
+  std::optional<int64_t> reasoning_budget;
   OutputConstraint constraint;  // response_format, or a forced (tool_choice) call
   SamplingParams sampling;
   std::string client;  // "openai" or "anthropic": for logs and metrics only

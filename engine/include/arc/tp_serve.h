@@ -23,6 +23,7 @@ namespace arc {
 struct TpModelSpec {
   std::string path;  // the same path on every box
   int64_t n_blocks = 0;
+  int64_t n_swa_blocks = 0;  // windowed pool of sliding-window layers (kv_window.h), 0: none
   int64_t block_size = 16;
   DType kv_type = DType::F16;
   std::string backend = "cpu";  // every rank runs the same backend kind (each its own device)

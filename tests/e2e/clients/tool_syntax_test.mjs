@@ -6,7 +6,8 @@
 //   among the fixtures; their markers are plain text there, several tokens each).
 // - gpt-oss: its template on its real vocabulary (the Harmony markers are control tokens).
 // - MiniMax-M2: its template opens <think> in every generation prompt; a random model never
-//   closes it, so the reply must arrive as reasoning in both APIs.
+//   closes it, so the reply must arrive as reasoning in both APIs, and forced calls follow a
+//   reasoning budget. The GLM and MiniMax cases also run on models of their own families.
 // Run by run_clients_test.sh with ARC_FIXTURES (the shared fixtures) and ARC_TEMPLATES
 // (tests/data/chat_templates).
 import { spawnSync } from 'node:child_process';
@@ -30,10 +31,10 @@ function startEngine(modelPath) {
   return startEngineWith(bin, modelPath, { ctx: '2048', key });
 }
 
-// A qwen3moe test model with a real vocabulary and a family's real template.
-async function withModel(tokenizer, template, body) {
+// A test model (qwen3moe unless named) with a real vocabulary and a family's real template.
+async function withModel(tokenizer, template, body, family = 'qwen3moe') {
   const file = path.join(os.tmpdir(), `arc_syntax_${template}_${process.pid}.gguf`);
-  const made = spawnSync(bin, ['--log-level', 'warn', 'make-test-model', '--family', 'qwen3moe',
+  const made = spawnSync(bin, ['--log-level', 'warn', 'make-test-model', '--family', family,
                                '--tokenizer-fixture', tokenizer, '--fixtures-dir', fixtures,
                                '--chat-template', path.join(templates, template, 'chat_template.jinja'),
                                '--out', file]);
@@ -62,7 +63,11 @@ const weather = {
 const isWeather = (a) => typeof a.city === 'string' && [...a.city].length <= 10 && Number.isInteger(a.days) &&
   (a.unit === 'celsius' || a.unit === 'fahrenheit') && Object.keys(a).length === 3;
 
-async function checkForcedCalls(url, syntax) {
+// extra: request fields added in each API ({ openai, anthropic }); reasoning: the (seeded)
+// OpenAI reply must carry reasoning before the call (a template that opens <think> in every
+// generation prompt; Anthropic requests take no seed, and a random model's reasoning may be
+// only layout, which is dropped).
+async function checkForcedCalls(url, syntax, extra = {}, reasoning = false) {
   const status = await fetch(`${url}/engine/status`, { headers: { Authorization: `Bearer ${key}` } }).then((r) => r.json());
   assert.equal(status.model.tool_call_syntax, syntax);
 
@@ -75,6 +80,7 @@ async function checkForcedCalls(url, syntax) {
     model: 'any', temperature: 1, max_tokens: 300, tools, reasoning_effort: 'low',
     messages: [{ role: 'user', content: 'Weather in Oslo for three days?' }],
     chat_template_kwargs: { enable_thinking: false },
+    ...(extra.openai ?? {}),
   };
   const forced = { type: 'function', function: { name: 'get_weather' } };
   for (let i = 0; i < 2; i++) {
@@ -83,6 +89,7 @@ async function checkForcedCalls(url, syntax) {
     const call = r.choices[0].message.tool_calls[0];
     assert.equal(call.function.name, 'get_weather');
     assert.ok(isWeather(JSON.parse(call.function.arguments)), call.function.arguments);
+    if (reasoning) assert.ok(r.choices[0].message.reasoning_content.length > 0, JSON.stringify(r.choices[0].message));
     const s = openai.beta.chat.completions.stream({ ...base, seed: 100 + i, tool_choice: 'required' });
     const final = await s.finalChatCompletion();
     assert.equal(final.choices[0].finish_reason, 'tool_calls');
@@ -98,6 +105,7 @@ async function checkForcedCalls(url, syntax) {
     messages: [{ role: 'user', content: 'Weather in Oslo for three days?' }],
     tools: [{ name: 'get_weather', description: 'Weather', input_schema: weather }],
     output_config: { effort: 'high' },
+    ...(extra.anthropic ?? {}),
   };
   for (const tool_choice of [{ type: 'tool', name: 'get_weather' }, { type: 'any' }]) {
     const msg = await anthropic.messages.create({ ...params, tool_choice });
@@ -113,6 +121,20 @@ async function checkForcedCalls(url, syntax) {
 
 test('GLM-4.6 template: forced calls in <tool_call>/<arg_key> form, both APIs', { skip: !haveFixtures && 'no fixtures' }, async () => {
   await withModel('qwen3', 'glm46', (url) => checkForcedCalls(url, 'glm-4.5'));
+});
+
+test('glm4moe model with the GLM-4.6 template: forced calls, both APIs', { skip: !haveFixtures && 'no fixtures' }, async () => {
+  await withModel('qwen3', 'glm46', (url) => checkForcedCalls(url, 'glm-4.5'), 'glm4moe');
+});
+
+// The MiniMax-M2 template opens <think> in every generation prompt and a random model never
+// closes it: a reasoning budget (llama-server's thinking_budget_tokens, Anthropic's
+// thinking.budget_tokens) makes the engine close it after 8 tokens, then the forced call follows.
+test('minimax-m2 model with its template: forced <minimax:tool_call> calls after a reasoning budget, both APIs', { skip: !haveFixtures && 'no fixtures' }, async () => {
+  await withModel('qwen3', 'minimax_m2', (url) => checkForcedCalls(url, 'minimax-m2', {
+    openai: { thinking_budget_tokens: 8 },
+    anthropic: { thinking: { type: 'enabled', budget_tokens: 8 } },
+  }, true), 'minimax-m2');
 });
 
 test('Qwen3-Coder template: forced calls in <function=...> form, both APIs', { skip: !haveFixtures && 'no fixtures' }, async () => {
