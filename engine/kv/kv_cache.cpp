@@ -176,14 +176,14 @@ void KvCache::set_blocks(int32_t seq, std::span<const int32_t> blocks) {
   tables_[seq].assign(blocks.begin(), blocks.end());
 }
 
-int64_t KvCache::attach_cached_prefix(int32_t seq, std::span<const int32_t> tokens) {
+int64_t KvCache::attach_cached_prefix(int32_t seq, std::span<const int32_t> tokens, uint64_t root) {
   if (seq < 0 || static_cast<size_t>(seq) >= live_.size() || !live_[seq] || !tables_[seq].empty() ||
       tokens.empty()) {
     return 0;
   }
   const int64_t bs = opt_.block_size;
   const int64_t n_full = (static_cast<int64_t>(tokens.size()) - 1) / bs;
-  uint64_t h = 0;
+  uint64_t h = root;
   int64_t attached = 0;
   for (int64_t i = 0; i < n_full; ++i) {
     auto block_tokens = tokens.subspan(static_cast<size_t>(i * bs), static_cast<size_t>(bs));
