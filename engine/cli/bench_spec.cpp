@@ -8,7 +8,8 @@ namespace arc::cli {
 
 Status spec_decode(TpDriver& drv, int32_t seq, std::vector<int32_t>& history, int64_t n_prompt,
                    int64_t n_gen, Sampler& sampler, SequenceDrafter& drafter, AdaptiveK& k,
-                   SpecCounters& counters) {
+                   SpecCounters& counters, ForwardExecutor* exec) {
+  std::vector<float> hidden;
   const int64_t end = n_prompt + n_gen;
   std::vector<int32_t> draft, toks, pos, seqs, rows;
   const auto n_vocab_of = [](size_t n_values, size_t n_rows) { return n_values / n_rows; };
@@ -36,6 +37,11 @@ Status spec_decode(TpDriver& drv, int32_t seq, std::vector<int32_t>& history, in
       if (static_cast<int64_t>(history.size()) >= end) break;
       if (i >= draft.size() || t != draft[i]) break;
       ++accepted;
+    }
+    if (exec != nullptr && drafter.wants_hidden()) {
+      // The last token's and the accepted drafts' positions are confirmed.
+      ARC_RETURN_IF_ERROR(exec->fetch_hidden(0, accepted + 1, hidden));
+      drafter.observe_hidden(history, n - 1, hidden);
     }
     k.record(static_cast<int>(draft.size()), accepted);
     counters.drafted += draft.size();

@@ -20,6 +20,7 @@
 #include "bench_spec.h"
 #include "commands.h"
 #include "sched/draft_model.h"
+#include "sched/mtp_drafter.h"
 #include "sched/sampler.h"
 
 namespace arc::cli {
@@ -153,10 +154,22 @@ int run_bench(const BenchOpts& o) {
   std::shared_ptr<Drafter> drafter;  // set below; scripted: after a greedy run to script
   if (spec->kind == SpecKind::kNgram) drafter = std::make_shared<NgramDrafter>();
   if (spec->kind == SpecKind::kMtp) {
-    std::fprintf(stderr,
-                 "error: --spec mtp: Arclight cannot run multi-token-prediction layers "
-                 "yet; use ngram or draft:PATH\n");
-    return 1;
+    Result<std::shared_ptr<MtpDrafter>> mtp =
+        unimplemented("multi-token-prediction drafting does not run with --tp yet");
+    if (comm.size() == 1) {
+      auto file = gguf::File::open(o.model);
+      if (file.ok()) {
+        mtp = MtpDrafter::load(std::move(*file), **model, *base,
+                               MtpOptions{ctx + 64, block, DType::F16});
+      } else {
+        mtp = file.status();
+      }
+    }
+    if (!mtp.ok()) {
+      std::fprintf(stderr, "error: --spec mtp: %s\n", mtp.status().to_string().c_str());
+      return 1;
+    }
+    drafter = std::move(*mtp);
   }
   if (spec->kind == SpecKind::kDraftModel) {
     DraftModelOptions d;
@@ -206,10 +219,15 @@ int run_bench(const BenchOpts& o) {
       // As many tokens as the plain loop samples: n_gen steps' worth, and the one after.
       history.push_back(tok);
       auto seq_drafter = drafter->start(prompt);
+      if (seq_drafter->wants_hidden()) {  // mtp: the prompt's hidden states
+        std::vector<float> hidden;
+        ARC_RETURN_IF_ERROR(exec.fetch_hidden(0, o.n_prompt, hidden));
+        seq_drafter->observe_hidden(history, 0, hidden);
+      }
       AdaptiveK k(spec->max_k(), spec->adaptive());
       SpecCounters counts;
-      ARC_RETURN_IF_ERROR(
-          spec_decode(drv, seq, history, o.n_prompt, n_gen + 1, sampler, *seq_drafter, k, counts));
+      ARC_RETURN_IF_ERROR(spec_decode(drv, seq, history, o.n_prompt, n_gen + 1, sampler,
+                                      *seq_drafter, k, counts, &exec));
       const auto t2 = std::chrono::steady_clock::now();
       if (measuring) {
         spec_counts.drafted += counts.drafted;

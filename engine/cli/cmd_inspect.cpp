@@ -81,8 +81,8 @@ void print_text(const gguf::ModelSummary& s) {
     if (hp.expert_weights_scale) line("routed scaling", or_dash(hp.expert_weights_scale));
   }
   if (hp.nextn_predict_layers && *hp.nextn_predict_layers > 0) {
-    line("MTP layers", fmt::format("{} (in the layer count; not run, {})", *hp.nextn_predict_layers,
-                                   human_bytes(s.mtp_bytes)));
+    line("MTP layers", fmt::format("{} (in the layer count; drafts with --spec mtp, {})",
+                                   *hp.nextn_predict_layers, human_bytes(s.mtp_bytes)));
   }
   if (hp.kv_lora_rank) {
     line("latent attention (MLA)",

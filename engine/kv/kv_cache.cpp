@@ -223,7 +223,7 @@ void KvCache::set_blocks(int32_t seq, std::span<const int32_t> blocks) {
   tables_[seq].assign(blocks.begin(), blocks.end());
 }
 
-int64_t KvCache::attach_cached_prefix(int32_t seq, std::span<const int32_t> tokens) {
+int64_t KvCache::attach_cached_prefix(int32_t seq, std::span<const int32_t> tokens, uint64_t root) {
   if (seq < 0 || static_cast<size_t>(seq) >= live_.size() || !live_[seq] || !tables_[seq].empty() ||
       tokens.empty()) {
     return 0;
@@ -232,7 +232,7 @@ int64_t KvCache::attach_cached_prefix(int32_t seq, std::span<const int32_t> toke
   const int64_t n_full = (static_cast<int64_t>(tokens.size()) - 1) / bs;
   std::vector<uint64_t> hashes;  // [i] chain hash of the prefix up to and with block i
   std::vector<int32_t> found;
-  uint64_t h = 0;
+  uint64_t h = root;
   for (int64_t i = 0; i < n_full; ++i) {
     auto block_tokens = tokens.subspan(static_cast<size_t>(i * bs), static_cast<size_t>(bs));
     uint64_t next = kv_block_hash(h, block_tokens);
@@ -251,7 +251,7 @@ int64_t KvCache::attach_cached_prefix(int32_t seq, std::span<const int32_t> toke
   }
   if (swa_ && attached > 0) swa_->attach(seq, hashes, tokens, attached);
   indexed_blocks_[seq] = attached;
-  chain_hash_[seq] = attached > 0 ? hashes[static_cast<size_t>(attached - 1)] : 0;
+  chain_hash_[seq] = attached > 0 ? hashes[static_cast<size_t>(attached - 1)] : root;
   return attached * bs;
 }
 

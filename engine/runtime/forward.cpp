@@ -18,6 +18,8 @@ namespace {
 
 // Decode steps of up to this many sequences are recorded as graphs (backends with StepGraphs).
 constexpr int64_t kMaxGraphBatch = 64;
+// So are verify steps: each sequence's last token and up to 4 drafts (k + 1 = 2 .. 5).
+constexpr int64_t kMaxGraphTokensPerSeq = 5;
 
 int64_t bucket(int64_t n) {
   return static_cast<int64_t>(std::bit_ceil(static_cast<uint64_t>(std::max<int64_t>(n, 1))));
@@ -52,6 +54,16 @@ struct ForwardExecutor::Impl {
   int64_t tables_capacity = 0;  // int32 entries of d_tables
   float* d_sel = nullptr;       // [capacity, n_embd] selected rows
   float* d_logits = nullptr;    // [capacity, n_vocab]
+  int64_t last_t = 0;           // tokens of the last step (fetch_hidden)
+
+  // A multi-token-prediction block (Model::load_mtp): its input is eh_proj([enorm(embedding);
+  // hnorm(hidden)]) rather than the embedding.
+  bool mtp = false;
+  float* d_hidden = nullptr;     // [capacity, n_embd] the paired hidden states
+  float* d_pair = nullptr;       // [2 * capacity, n_embd] normalised embeddings, then hidden states
+  float* d_cat2 = nullptr;       // [capacity, 2 * n_embd] their concatenation per token
+  int32_t* d_cat_idx = nullptr;  // [2 * capacity] rows of d_pair in concatenation order
+  std::vector<int32_t> h_cat_idx;
 
   // Image inputs, allocated on the first batch that has them.
   std::vector<std::unique_ptr<DeviceBuffer>> mm_owned;
@@ -101,7 +113,9 @@ struct ForwardExecutor::Impl {
         be(b),
         kv(k),
         graphs(dynamic_cast<StepGraphs*>(&b)),
-        selector(dynamic_cast<CandidateSelector*>(&b)) {}
+        selector(dynamic_cast<CandidateSelector*>(&b)) {
+    mtp = m.config().n_layer == 1 && m.layer(0, TensorRole::kNextnEhProj).present();
+  }
   ~Impl() {
     // Recorded graphs point into buffers this executor is about to free.
     if (graphs != nullptr) graphs->clear_graphs();
@@ -175,6 +189,12 @@ struct ForwardExecutor::Impl {
       ARC_ASSIGN_OR_RETURN(d_rows, make<int32_t>(n));
       ARC_ASSIGN_OR_RETURN(d_sel, make<float>(n * c.n_embd));
       ARC_ASSIGN_OR_RETURN(d_logits, make<float>(n * c.n_vocab));
+      if (mtp) {
+        ARC_ASSIGN_OR_RETURN(d_hidden, make<float>(n * c.n_embd));
+        ARC_ASSIGN_OR_RETURN(d_pair, make<float>(2 * n * c.n_embd));
+        ARC_ASSIGN_OR_RETURN(d_cat2, make<float>(2 * n * c.n_embd));
+        ARC_ASSIGN_OR_RETURN(d_cat_idx, make<int32_t>(2 * n));
+      }
       capacity = n;
     }
     if (n_table > tables_capacity) {
@@ -325,7 +345,8 @@ struct ForwardExecutor::Impl {
     }
     // Sequences in order of first appearance; each becomes a row of the block-table matrix.
     std::vector<int32_t> seqs;
-    std::vector<int32_t> last;  // last token index of each sequence
+    std::vector<int32_t> last;     // last token index of each sequence
+    std::vector<int64_t> per_seq;  // tokens of each sequence in the step
     const bool windowed = kv.window() != nullptr;
     h_seq.resize(static_cast<size_t>(t));
     h_slots.resize(static_cast<size_t>(t));
@@ -347,8 +368,10 @@ struct ForwardExecutor::Impl {
       if (it == seqs.end()) {
         seqs.push_back(s);
         last.push_back(0);
+        per_seq.push_back(0);
       }
       last[row] = static_cast<int32_t>(i);
+      per_seq[row]++;
       h_seq[i] = static_cast<int32_t>(row);
       h_slots[i] = kv.slot(s, p);
       if (windowed) {
@@ -378,15 +401,26 @@ struct ForwardExecutor::Impl {
     h_pos.assign(batch.positions.begin(), batch.positions.end());
     ARC_ASSIGN_OR_RETURN(const bool mm, check_mm(batch, t));
     if (mm) ARC_RETURN_IF_ERROR(ensure_mm(t));
+    if (mtp != !batch.hidden.empty() ||
+        (mtp && static_cast<int64_t>(batch.hidden.size()) != t * c.n_embd)) {
+      return invalid_argument(mtp ? "forward: a multi-token-prediction step needs one hidden "
+                                    "state of n_embd values per token"
+                                  : "forward: hidden states are for multi-token-prediction "
+                                    "blocks only");
+    }
+    last_t = t;
 
-    // A decode step (one token per sequence) runs as a recorded graph when the backend has them.
+    // A decode step (one token per sequence) or a verify step (a few per sequence: the kernels
+    // take each token's sequence and position from device buffers, so the recorded launches
+    // depend only on the padded sizes) runs as a recorded graph when the backend has them.
     // Under tensor parallelism too when the collectives are stream-ordered (NCCL): the graph
     // records them with the kernels. Ranks need not agree on recording or replaying: each rank
     // issues every collective of a step exactly once either way (a failed capture runs the step
     // eagerly instead, never both), so the collectives still pair up across ranks.
+    const int64_t most = *std::max_element(per_seq.begin(), per_seq.end());
     const bool graph = graphs != nullptr && graphs->graphs_enabled() &&
-                       (tp == nullptr || tp->on_stream()) && !mm &&
-                       static_cast<int64_t>(seqs.size()) == t && t <= kMaxGraphBatch &&
+                       (tp == nullptr || tp->on_stream()) && !mm && !mtp &&
+                       most <= kMaxGraphTokensPerSeq && t <= kMaxGraphBatch &&
                        n_out <= kMaxGraphBatch;
     int64_t t_run = t, out_run = n_out;
     if (graph) {
@@ -416,6 +450,16 @@ struct ForwardExecutor::Impl {
     if (windowed) be.upload(d_wslots, h_wslots.data(), sizeof(int32_t) * t_run);
     be.upload(d_rows, h_rows.data(), sizeof(int32_t) * out_run);
     be.upload(d_tables, h_tables.data(), sizeof(int32_t) * h_tables.size());
+    if (mtp) {
+      be.upload(d_hidden, batch.hidden.data(), sizeof(float) * batch.hidden.size());
+      // Token i's concatenation is row i of the embeddings, then row t + i of the hidden states.
+      h_cat_idx.resize(static_cast<size_t>(2 * t));
+      for (int64_t i = 0; i < t; ++i) {
+        h_cat_idx[2 * i] = static_cast<int32_t>(i);
+        h_cat_idx[2 * i + 1] = static_cast<int32_t>(t + i);
+      }
+      be.upload(d_cat_idx, h_cat_idx.data(), sizeof(int32_t) * h_cat_idx.size());
+    }
     buf.pos = d_pos;
     buf.token_seq = d_seq;
     buf.slots = d_slots;
@@ -460,6 +504,7 @@ struct ForwardExecutor::Impl {
       const Weight& emb = model.global(TensorRole::kTokEmbd);
       be.get_rows(emb.type, emb.data, c.n_vocab, c.n_embd, d_tokens, t, buf.x);
     }
+    if (mtp) mtp_input(t);
     const arch::FamilyDef& fam = arch::family_def(c.family);
     LayerContext ctx{be, model, kv, buf, t, 0, tp, {}};
     for (int64_t l = 0; l < c.n_layer && ctx.tp_status.ok(); ++l) {
@@ -472,6 +517,19 @@ struct ForwardExecutor::Impl {
     be.rms_norm(d_sel, model.global(TensorRole::kOutputNorm).f32(), d_sel, rows, c.n_embd,
                 c.rms_eps);
     linear(be, model.output(), d_sel, rows, d_logits);
+  }
+
+  // The nextn block's input (DeepSeek-V3's MTP module, GLM-4.5's nextn layer): x =
+  // eh_proj([enorm(embedding); hnorm(hidden)]), the embedding first. buf.x holds the embeddings
+  // [t, n_embd]; the result replaces them.
+  void mtp_input(int64_t t) {
+    const ModelConfig& c = model.config();
+    const int64_t e = c.n_embd;
+    be.rms_norm(buf.x, model.layer(0, TensorRole::kNextnEnorm).f32(), d_pair, t, e, c.rms_eps);
+    be.rms_norm(d_hidden, model.layer(0, TensorRole::kNextnHnorm).f32(), d_pair + t * e, t, e,
+                c.rms_eps);
+    be.gather(d_pair, d_cat_idx, 2 * t, e, d_cat2);  // [2t, e] = [t, 2e]
+    linear(be, model.layer(0, TensorRole::kNextnEhProj), d_cat2, t, buf.x);
   }
 
   Status check_sampling(const StepSampling& s) const {
@@ -710,6 +768,19 @@ Status ForwardExecutor::fetch_row(int64_t row, std::vector<float>& out) {
   const int64_t v = m.model.config().n_vocab;
   out.resize(static_cast<size_t>(v));
   m.be.download(out.data(), m.d_logits + row * v, sizeof(float) * static_cast<size_t>(v));
+  return m.be.sync();
+}
+
+Status ForwardExecutor::fetch_hidden(int64_t first, int64_t n, std::vector<float>& out) {
+  Impl& m = *impl_;
+  if (first < 0 || n < 0 || first + n > m.last_t || m.buf.x == nullptr) {
+    return out_of_range("forward: hidden rows [" + std::to_string(first) + ", " +
+                        std::to_string(first + n) + ") are not in the last step");
+  }
+  const int64_t e = m.model.config().n_embd;
+  out.resize(static_cast<size_t>(n * e));
+  if (n == 0) return ok_status();
+  m.be.download(out.data(), m.buf.x + first * e, sizeof(float) * static_cast<size_t>(n * e));
   return m.be.sync();
 }
 

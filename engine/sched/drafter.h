@@ -51,6 +51,21 @@ class SequenceDrafter {
   // tokens: [n] the sequence so far (prompt then output). Appends at most `k` proposals for
   // positions n, n + 1, ... to `out`.
   virtual void propose(std::span<const int32_t> tokens, int k, std::vector<int32_t>& out) = 0;
+
+  // Drafters that read the target model's hidden states (mtp) say so; the scheduler then hands
+  // them, after each step, the final hidden state (before the output norm) of every position
+  // whose K/V the step confirmed: prompt chunks, the last token and the accepted drafts.
+  virtual bool wants_hidden() const { return false; }
+  // Prefix reuse: how many leading positions of `tokens` the drafter's own state covers when the
+  // sequence is admitted (again, after a preemption). The target reuses no longer a cached
+  // prefix, so a drafter never needs hidden states of positions the target skipped. Drafters
+  // without such state: all of them.
+  virtual int64_t reusable_prefix(std::span<const int32_t> tokens) {
+    return static_cast<int64_t>(tokens.size());
+  }
+  // tokens: [n] the sequence so far; rows: [m, n_embd] of positions [first, first + m).
+  virtual void observe_hidden(std::span<const int32_t> /*tokens*/, int64_t /*first*/,
+                              std::span<const float> /*rows*/) {}
 };
 
 class Drafter {

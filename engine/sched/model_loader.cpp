@@ -15,6 +15,7 @@
 #include "sched/draft_model.h"
 #include "sched/engine_service_impl.h"
 #include "sched/mmproj_pairing.h"
+#include "sched/mtp_drafter.h"
 
 namespace arc {
 
@@ -138,14 +139,33 @@ Status start_speculation(LoadedModel& l, const SpecOptions& spec, int64_t draft_
       l.spec = spec;
       break;
     }
-    case SpecKind::kMtp:
-      l.spec_note = c.n_nextn > 0
-                        ? "this model carries " + std::to_string(c.n_nextn) +
-                              " multi-token-prediction layer(s), which Arclight cannot run yet; "
-                              "use --spec ngram or --spec draft:PATH"
-                        : "this model has no multi-token-prediction layers; use --spec ngram or "
-                          "--spec draft:PATH";
+    case SpecKind::kMtp: {
+      if (c.n_nextn <= 0) {
+        l.spec_note =
+            "this model has no multi-token-prediction layers; use --spec ngram or "
+            "--spec draft:PATH";
+        break;
+      }
+      if (l.n_ranks > 1) {
+        l.spec_note =
+            "multi-token-prediction drafting does not run with --tp yet; use --spec ngram or "
+            "--spec draft:PATH";
+        break;
+      }
+      auto f = gguf::File::open(l.model->file().path());
+      if (!f.ok()) return f.status().with_context("the multi-token-prediction layer");
+      MtpOptions o;
+      o.kv_tokens = l.kv_tokens;
+      o.block_size = l.kv->options().block_size;
+      o.kv_type = l.settings.kv_type;
+      ARC_ASSIGN_OR_RETURN(auto d, MtpDrafter::load(std::move(*f), *l.model, *l.backend, o));
+      logger("engine")->info(
+          "speculative decoding with the model's multi-token-prediction layer ({:.0f} MiB)",
+          static_cast<double>(d->weight_bytes()) / (1 << 20));
+      so.drafter = std::move(d);
+      l.spec = spec;
       break;
+    }
     case SpecKind::kScripted:
       l.spec_note = "the scripted drafter is for tests and bench only";
       break;
@@ -350,6 +370,10 @@ Result<std::shared_ptr<LoadedModel>> load_model(EngineService::Impl& m, const st
     auto b = draft_model_bytes(spec.draft_path, draft_kv_tokens, settings.kv_type);
     if (!b.ok()) return b.status().with_context("the draft model (--spec draft:PATH)");
     draft_bytes = *b;
+  }
+  if (spec.kind == SpecKind::kMtp && n_ranks == 1) {
+    // The nextn block's K/V for the whole pool (one layer) and its weights when copied.
+    draft_bytes = mtp_bytes(l->model->file(), c, draft_kv_tokens, settings.kv_type);
   }
   vision_bytes += draft_bytes;
   if (available > 0) {

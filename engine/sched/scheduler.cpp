@@ -287,6 +287,23 @@ void Scheduler::plan_draft(Sequence& s, int64_t budget) {
   if (!s.draft.empty() && !kv_.reserve(s.kv_seq, want).ok()) s.draft.clear();
 }
 
+template <typename Entries>
+void Scheduler::feed_hidden(const Entries& entries, const std::vector<int64_t>& entry_at) {
+  for (size_t i = 0; i < entries.size(); ++i) {
+    Sequence& s = *entries[i].s;
+    if (s.done || !s.drafter || !s.drafter->wants_hidden()) continue;
+    // The positions of the chunk the step confirmed: all of a prompt chunk; of a verify, the
+    // last token and the accepted drafts.
+    const int64_t n = std::min(s.n_computed, entries[i].start + entries[i].n) - entries[i].start;
+    if (n <= 0) continue;
+    if (Status f = exec_.fetch_hidden(entry_at[i], n, hidden_); !f.ok()) {
+      logger("sched")->warn("hidden states for drafting: {}", f.to_string());
+      continue;
+    }
+    s.drafter->observe_hidden(s.tokens, entries[i].start, hidden_);
+  }
+}
+
 bool Scheduler::step() {
   {
     std::lock_guard<std::mutex> lock(mu_);
@@ -379,7 +396,14 @@ bool Scheduler::step() {
     Sequence& s = *waiting_.front();
     s.kv_seq = kv_.add_sequence();
     int64_t cached = 0;
-    if (!s.req.prompt_logprobs) cached = kv_.attach_cached_prefix(s.kv_seq, s.keys);
+    if (!s.req.prompt_logprobs) {
+      std::span<const int32_t> keys = s.keys;
+      if (s.drafter) {
+        const int64_t covered = s.drafter->reusable_prefix(s.tokens);
+        keys = keys.first(static_cast<size_t>(std::min<int64_t>(covered + 1, keys.size())));
+      }
+      cached = kv_.attach_cached_prefix(s.kv_seq, keys);
+    }
     s.n_computed = cached;
     const int64_t chunk = std::min(static_cast<int64_t>(s.tokens.size()) - cached, budget);
     if (!kv_.reserve(s.kv_seq, cached + chunk).ok()) {
@@ -435,7 +459,9 @@ bool Scheduler::step() {
   std::vector<int32_t> rope_t, rope_h, rope_w, embd_rows;
   std::vector<float> embd;
   std::vector<RowRef> row_refs;
+  std::vector<int64_t> entry_at;  // [entries] index of each entry's first token in the batch
   for (const Entry& e : entries) {
+    entry_at.push_back(static_cast<int64_t>(tok.size()));
     const auto n_tokens = static_cast<int64_t>(e.s->tokens.size());
     const bool reaches_end = e.start + e.n == n_tokens + static_cast<int64_t>(e.s->draft.size());
     for (int64_t i = 0; i < e.n; ++i) {
@@ -648,6 +674,7 @@ bool Scheduler::step() {
     s.handle->timing_.draft_tokens += n_draft;
     s.handle->timing_.accepted_tokens += s.accepted;
   }
+  feed_hidden(entries, entry_at);
   for (const Entry& e : entries) {
     if (e.s->n_computed >= e.s->n_prompt) e.s->req.prompt_logprobs = false;  // scored once
   }

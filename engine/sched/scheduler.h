@@ -162,6 +162,10 @@ class Scheduler {
   bool step();  // false when idle
   // Speculative decoding: fills s.draft (at most `budget` tokens) and reserves KV for it.
   void plan_draft(Sequence& s, int64_t budget);
+  // Drafters that read hidden states (mtp): the target's of the positions each entry confirmed.
+  // entry_at: [entries] the batch index of each entry's first token.
+  template <typename Entries>
+  void feed_hidden(const Entries& entries, const std::vector<int64_t>& entry_at);
   void finish(Sequence& s, std::string reason, Status error = {});
   void preempt(Sequence& s);
 
@@ -181,6 +185,7 @@ class Scheduler {
   std::vector<std::unique_ptr<Sequence>> running_;
   std::vector<float> masked_;     // [n_vocab] a constrained row
   std::vector<int32_t> history_;  // a verify row's history: tokens, then drafts
+  std::vector<float> hidden_;     // [n, n_embd] hidden states handed to an mtp drafter
   uint64_t next_order_ = 0;
   std::thread thread_;
 };

@@ -1,7 +1,8 @@
 // Speculative decoding end to end: `serve --spec ngram` and `--spec draft:PATH` answer exactly
 // what the engine without speculation answers (greedy, with stop strings and max_tokens), and
 // report drafts and acceptance in the usage block, /engine/status, /v1/models and /metrics.
-// A draft model with another vocabulary is refused at start with the reason.
+// A draft model with another vocabulary is refused at start with the reason. `--spec mtp` on a
+// glm4moe file with a nextn layer drafts with it and answers the same; without one it says why.
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -22,9 +23,10 @@ std::string bin() {
   return std::string(ARC_BIN_DIR) + "/arclight-engine";
 }
 
-bool make_model(const std::string& out, std::vector<std::string> extra) {
+bool make_model(const std::string& out, std::vector<std::string> extra,
+                const std::string& family = "qwen3moe") {
   std::vector<std::string> args = {bin(),      "--log-level", "warn",  "make-test-model",
-                                   "--family", "qwen3moe",    "--out", out};
+                                   "--family", family,        "--out", out};
   args.insert(args.end(), extra.begin(), extra.end());
   return testing::run_command(args) == 0;
 }
@@ -70,18 +72,21 @@ class SpecE2E : public ::testing::Test {
     ASSERT_TRUE(make_model(target(), {"--layers", "2", "--seed", "7"}));
     ASSERT_TRUE(make_model(small(), {"--layers", "1", "--seed", "3"}));
     ASSERT_TRUE(make_model(other_vocab(), {"--layers", "1", "--vocab", "300"}));
+    ASSERT_TRUE(make_model(glm(), {"--layers", "3", "--nextn", "1", "--seed", "5"}, "glm4moe"));
   }
   static void TearDownTestSuite() {
-    for (const auto& p : {target(), small(), other_vocab()}) std::filesystem::remove(p);
+    for (const auto& p : {target(), small(), other_vocab(), glm()}) std::filesystem::remove(p);
   }
+  static std::string glm() { return tmp("arc_spec_glm_nextn.gguf"); }
   static std::string target() { return tmp("arc_spec_target.gguf"); }
   static std::string small() { return tmp("arc_spec_draft.gguf"); }
   static std::string other_vocab() { return tmp("arc_spec_other_vocab.gguf"); }
 
-  static std::unique_ptr<EngineProcess> start(std::vector<std::string> extra) {
+  static std::unique_ptr<EngineProcess> start(std::vector<std::string> extra,
+                                              const std::string& model = target()) {
     auto e = std::make_unique<EngineProcess>();
-    std::vector<std::string> args = {"--model",   target(), "--ctx-size", "512",
-                                     "--threads", "2",      "--parallel", "8"};
+    std::vector<std::string> args = {"--model",   model, "--ctx-size", "512",
+                                     "--threads", "2",   "--parallel", "8"};
     args.insert(args.end(), extra.begin(), extra.end());
     EXPECT_TRUE(e->start(args)) << e->error();
     return e;
@@ -148,6 +153,29 @@ TEST_F(SpecE2E, NgramAndDraftModelAnswerExactlyAsWithout) {
     EXPECT_NE(m->body.find("arclight_spec_accepted_tokens_total"), std::string::npos);
     EXPECT_NE(m->body.find("arclight_spec_acceptance_ratio"), std::string::npos);
   }
+}
+
+TEST_F(SpecE2E, MtpDraftsWithTheNextnLayerAndAnswersExactlyAsWithout) {
+  auto plain = start({}, glm());
+  std::vector<Answer> want;
+  for (const auto& p : kPrompts) want.push_back(complete(*plain, p, 32));
+  plain.reset();
+  auto e = start({"--spec", "mtp"}, glm());
+  if (e->port() == 0) return;
+  for (size_t i = 0; i < kPrompts.size(); ++i) {
+    const Answer a = complete(*e, kPrompts[i], 32);
+    EXPECT_EQ(a.text, want[i].text) << "prompt " << i;
+    EXPECT_EQ(a.usage["completion_tokens"], want[i].usage["completion_tokens"]);
+  }
+  // Again: the prompts' blocks now come from both prefix caches (the target's and the block's).
+  const Answer again = complete(*e, kPrompts[1], 32);
+  EXPECT_EQ(again.text, want[1].text);
+  const json st = get(*e, "/engine/status")["speculative"];
+  EXPECT_EQ(st["mode"], "mtp") << st.dump();
+  EXPECT_EQ(st["requested"], "mtp");
+  EXPECT_EQ(st.value("note", ""), "") << st.dump();
+  EXPECT_GT(st["draft_tokens"].get<int64_t>(), 0) << st.dump();
+  EXPECT_EQ(get(*e, "/v1/models")["data"][0]["meta"]["speculative"], "mtp");
 }
 
 TEST_F(SpecE2E, BadSpecsAreRefusedOrExplained) {

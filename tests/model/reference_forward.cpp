@@ -15,7 +15,8 @@ ReferenceModel::ReferenceModel(const gguf::File& f) : arch_(f.architecture()) {
   };
   // glm4moe's converter counts its multi-token-prediction layers in block_count; they are not
   // part of the forward (transformers' Glm4MoeModel runs num_hidden_layers).
-  n_layer_ = geti("block_count", 0) - geti("nextn_predict_layers", 0);
+  n_nextn_ = geti("nextn_predict_layers", 0);
+  n_layer_ = geti("block_count", 0) - n_nextn_;
   n_embd_ = geti("embedding_length", 0);
   n_head_ = geti("attention.head_count", 0);
   n_kv_ = geti("attention.head_count_kv", n_head_);
@@ -204,6 +205,91 @@ std::vector<double> ReferenceModel::ffn(const std::string& p, const std::vector<
   return out;
 }
 
+// Layer l (transformer block "blk.<l>.") over the rows x, token i at rotary position pos[i].
+void ReferenceModel::layer(int64_t l, std::vector<std::vector<double>>& x,
+                           const std::vector<std::array<int64_t, 3>>& pos,
+                           const ReferenceImageInputs* image) const {
+  const int64_t n = static_cast<int64_t>(x.size());
+  const int64_t group = n_head_ / n_kv_;
+  const std::string p = "blk." + std::to_string(l) + ".";
+  // Sliding-window layers see the last swa_ positions; sinks join each softmax (gpt-oss).
+  const bool swa = swa_ > 0 && l % swa_period_ < swa_period_ - 1;
+  const Mat* sinks = has(p + "attn_sinks.weight") ? &t(p + "attn_sinks.weight") : nullptr;
+  if (arch_ == "deepseek2") {
+    const auto o = mla_attention(p, x);
+    for (int64_t i = 0; i < n; ++i) {
+      for (int64_t c = 0; c < n_embd_; ++c) x[i][c] += o[i][c];
+    }
+  }
+  std::vector<std::vector<double>> q(n), k(n), v(n);
+  for (int64_t i = 0; i < n && arch_ != "deepseek2"; ++i) {
+    const std::vector<double> h = rms(x[i], &t(p + "attn_norm.weight"), 0, n_embd_);
+    q[i] = matvec(t(p + "attn_q.weight"), h);
+    k[i] = matvec(t(p + "attn_k.weight"), h);
+    v[i] = matvec(t(p + "attn_v.weight"), h);
+    if (has(p + "attn_q.bias")) {
+      for (size_t j = 0; j < q[i].size(); ++j) q[i][j] += t(p + "attn_q.bias").v[j];
+      for (size_t j = 0; j < k[i].size(); ++j) k[i][j] += t(p + "attn_k.bias").v[j];
+      for (size_t j = 0; j < v[i].size(); ++j) v[i][j] += t(p + "attn_v.bias").v[j];
+    }
+    if (has(p + "attn_q_norm.weight") && t(p + "attn_q_norm.weight").cols == n_head_ * hd_ &&
+        n_head_ > 1) {
+      // MiniMax-M2: one RMS norm over the whole q and the whole k (all heads).
+      q[i] = rms(q[i], &t(p + "attn_q_norm.weight"), 0, n_head_ * hd_);
+      k[i] = rms(k[i], &t(p + "attn_k_norm.weight"), 0, n_kv_ * hd_);
+    } else if (has(p + "attn_q_norm.weight")) {
+      for (int64_t h2 = 0; h2 < n_head_; ++h2) {
+        auto y = rms(q[i], &t(p + "attn_q_norm.weight"), h2 * hd_, hd_);
+        std::copy(y.begin(), y.end(), q[i].begin() + h2 * hd_);
+      }
+      for (int64_t h2 = 0; h2 < n_kv_; ++h2) {
+        auto y = rms(k[i], &t(p + "attn_k_norm.weight"), h2 * hd_, hd_);
+        std::copy(y.begin(), y.end(), k[i].begin() + h2 * hd_);
+      }
+    }
+    rope(q[i], n_head_, pos[i]);
+    rope(k[i], n_kv_, pos[i]);
+  }
+  for (int64_t i = 0; i < n && arch_ != "deepseek2"; ++i) {
+    std::vector<double> att(static_cast<size_t>(n_head_ * hd_), 0.0);
+    for (int64_t h = 0; h < n_head_; ++h) {
+      const int64_t kh = h / group;
+      const int64_t j0 = swa ? std::max<int64_t>(0, i - swa_ + 1) : 0;
+      std::vector<double> s(static_cast<size_t>(i + 1), 0.0);
+      double mx = -1e300;
+      for (int64_t j = j0; j <= i; ++j) {
+        double d = 0.0;
+        for (int64_t c = 0; c < hd_; ++c) d += q[i][h * hd_ + c] * k[j][kh * hd_ + c];
+        s[j] = d / std::sqrt(static_cast<double>(hd_));
+        mx = std::max(mx, s[j]);
+      }
+      double z = 0.0;
+      for (int64_t j = j0; j <= i; ++j) z += (s[j] = std::exp(s[j] - mx));
+      if (sinks != nullptr) z += std::exp(sinks->v[h] - mx);
+      for (int64_t j = j0; j <= i; ++j) {
+        for (int64_t c = 0; c < hd_; ++c) att[h * hd_ + c] += s[j] / z * v[j][kh * hd_ + c];
+      }
+    }
+    const std::vector<double> o = matvec(t(p + "attn_output.weight"), att);
+    const Mat* ob = has(p + "attn_output.bias") ? &t(p + "attn_output.bias") : nullptr;
+    for (int64_t c = 0; c < n_embd_; ++c) x[i][c] += o[c] + (ob ? ob->v[c] : 0.0);
+  }
+  for (int64_t i = 0; i < n; ++i) {
+    const bool oss = arch_ == "gpt-oss";
+    // GLM's and gpt-oss's FFN norm is their post_attention_layernorm, under that name in the
+    // GGUF.
+    const std::string norm =
+        has(p + "ffn_norm.weight") ? "ffn_norm.weight" : "post_attention_norm.weight";
+    const std::vector<double> h = rms(x[i], &t(p + norm), 0, n_embd_);
+    const std::vector<double> f = oss ? ffn_gpt_oss(p, h) : ffn(p, h);
+    for (int64_t c = 0; c < n_embd_; ++c) x[i][c] += f[c];
+    // Deepstack: image tokens' hidden states get feature l after layer l.
+    if (image != nullptr && l < n_deepstack_ && !image->deepstack[i].empty()) {
+      for (int64_t c = 0; c < n_embd_; ++c) x[i][c] += image->deepstack[i][l][c];
+    }
+  }
+}
+
 std::vector<std::vector<double>> ReferenceModel::forward(const std::vector<int32_t>& tokens,
                                                          const ReferenceImageInputs* image) const {
   const int64_t n = static_cast<int64_t>(tokens.size());
@@ -218,86 +304,7 @@ std::vector<std::vector<double>> ReferenceModel::forward(const std::vector<int32
       if (!image->embd[i].empty()) x[i] = image->embd[i];
     }
   }
-  const int64_t group = n_head_ / n_kv_;
-  for (int64_t l = 0; l < n_layer_; ++l) {
-    const std::string p = "blk." + std::to_string(l) + ".";
-    // Sliding-window layers see the last swa_ positions; sinks join each softmax (gpt-oss).
-    const bool swa = swa_ > 0 && l % swa_period_ < swa_period_ - 1;
-    const Mat* sinks = has(p + "attn_sinks.weight") ? &t(p + "attn_sinks.weight") : nullptr;
-    if (arch_ == "deepseek2") {
-      const auto o = mla_attention(p, x);
-      for (int64_t i = 0; i < n; ++i) {
-        for (int64_t c = 0; c < n_embd_; ++c) x[i][c] += o[i][c];
-      }
-    }
-    std::vector<std::vector<double>> q(n), k(n), v(n);
-    for (int64_t i = 0; i < n && arch_ != "deepseek2"; ++i) {
-      const std::vector<double> h = rms(x[i], &t(p + "attn_norm.weight"), 0, n_embd_);
-      q[i] = matvec(t(p + "attn_q.weight"), h);
-      k[i] = matvec(t(p + "attn_k.weight"), h);
-      v[i] = matvec(t(p + "attn_v.weight"), h);
-      if (has(p + "attn_q.bias")) {
-        for (size_t j = 0; j < q[i].size(); ++j) q[i][j] += t(p + "attn_q.bias").v[j];
-        for (size_t j = 0; j < k[i].size(); ++j) k[i][j] += t(p + "attn_k.bias").v[j];
-        for (size_t j = 0; j < v[i].size(); ++j) v[i][j] += t(p + "attn_v.bias").v[j];
-      }
-      if (has(p + "attn_q_norm.weight") && t(p + "attn_q_norm.weight").cols == n_head_ * hd_ &&
-          n_head_ > 1) {
-        // MiniMax-M2: one RMS norm over the whole q and the whole k (all heads).
-        q[i] = rms(q[i], &t(p + "attn_q_norm.weight"), 0, n_head_ * hd_);
-        k[i] = rms(k[i], &t(p + "attn_k_norm.weight"), 0, n_kv_ * hd_);
-      } else if (has(p + "attn_q_norm.weight")) {
-        for (int64_t h2 = 0; h2 < n_head_; ++h2) {
-          auto y = rms(q[i], &t(p + "attn_q_norm.weight"), h2 * hd_, hd_);
-          std::copy(y.begin(), y.end(), q[i].begin() + h2 * hd_);
-        }
-        for (int64_t h2 = 0; h2 < n_kv_; ++h2) {
-          auto y = rms(k[i], &t(p + "attn_k_norm.weight"), h2 * hd_, hd_);
-          std::copy(y.begin(), y.end(), k[i].begin() + h2 * hd_);
-        }
-      }
-      rope(q[i], n_head_, pos[i]);
-      rope(k[i], n_kv_, pos[i]);
-    }
-    for (int64_t i = 0; i < n && arch_ != "deepseek2"; ++i) {
-      std::vector<double> att(static_cast<size_t>(n_head_ * hd_), 0.0);
-      for (int64_t h = 0; h < n_head_; ++h) {
-        const int64_t kh = h / group;
-        const int64_t j0 = swa ? std::max<int64_t>(0, i - swa_ + 1) : 0;
-        std::vector<double> s(static_cast<size_t>(i + 1), 0.0);
-        double mx = -1e300;
-        for (int64_t j = j0; j <= i; ++j) {
-          double d = 0.0;
-          for (int64_t c = 0; c < hd_; ++c) d += q[i][h * hd_ + c] * k[j][kh * hd_ + c];
-          s[j] = d / std::sqrt(static_cast<double>(hd_));
-          mx = std::max(mx, s[j]);
-        }
-        double z = 0.0;
-        for (int64_t j = j0; j <= i; ++j) z += (s[j] = std::exp(s[j] - mx));
-        if (sinks != nullptr) z += std::exp(sinks->v[h] - mx);
-        for (int64_t j = j0; j <= i; ++j) {
-          for (int64_t c = 0; c < hd_; ++c) att[h * hd_ + c] += s[j] / z * v[j][kh * hd_ + c];
-        }
-      }
-      const std::vector<double> o = matvec(t(p + "attn_output.weight"), att);
-      const Mat* ob = has(p + "attn_output.bias") ? &t(p + "attn_output.bias") : nullptr;
-      for (int64_t c = 0; c < n_embd_; ++c) x[i][c] += o[c] + (ob ? ob->v[c] : 0.0);
-    }
-    for (int64_t i = 0; i < n; ++i) {
-      const bool oss = arch_ == "gpt-oss";
-      // GLM's and gpt-oss's FFN norm is their post_attention_layernorm, under that name in the
-      // GGUF.
-      const std::string norm =
-          has(p + "ffn_norm.weight") ? "ffn_norm.weight" : "post_attention_norm.weight";
-      const std::vector<double> h = rms(x[i], &t(p + norm), 0, n_embd_);
-      const std::vector<double> f = oss ? ffn_gpt_oss(p, h) : ffn(p, h);
-      for (int64_t c = 0; c < n_embd_; ++c) x[i][c] += f[c];
-      // Deepstack: image tokens' hidden states get feature l after layer l.
-      if (image != nullptr && l < n_deepstack_ && !image->deepstack[i].empty()) {
-        for (int64_t c = 0; c < n_embd_; ++c) x[i][c] += image->deepstack[i][l][c];
-      }
-    }
-  }
+  for (int64_t l = 0; l < n_layer_; ++l) layer(l, x, pos, image);
   const Mat& out = has("output.weight") ? t("output.weight") : emb;
   std::vector<std::vector<double>> logits(static_cast<size_t>(n));
   for (int64_t i = 0; i < n; ++i) {

@@ -30,6 +30,18 @@ class ReferenceModel {
   std::vector<std::vector<double>> forward(const std::vector<int32_t>& tokens,
                                            const ReferenceImageInputs* image = nullptr) const;
   int64_t n_vocab() const { return n_vocab_; }
+  int64_t n_embd() const { return n_embd_; }
+
+  // Multi-token prediction (reference_mtp.cpp). The final hidden states of `tokens` (the
+  // residual stream after the last layer, before the output norm): [n_tokens][n_embd].
+  std::vector<std::vector<double>> hidden(const std::vector<int32_t>& tokens) const;
+  // The first nextn block over the pairs (h[p], next[p]) at positions p = 0 .. n - 1 (next[p]
+  // the token after the one h[p] belongs to): the logits it gives for the token after next[p],
+  // [n][n_vocab], and its output before the head's norm, [n][n_embd].
+  struct MtpOut {
+    std::vector<std::vector<double>> logits, hidden;
+  };
+  MtpOut mtp(const std::vector<std::vector<double>>& h, const std::vector<int32_t>& next) const;
 
  private:
   struct Mat {  // [rows][cols] row-major, GGUF shape [cols, rows(, experts)]
@@ -44,6 +56,10 @@ class ReferenceModel {
   std::vector<double> rms(const std::vector<double>& x, const Mat* w, int64_t off, int64_t n) const;
   void rope(std::vector<double>& x, int64_t n_heads, const std::array<int64_t, 3>& pos) const;
   std::vector<double> ffn(const std::string& p, const std::vector<double>& x) const;
+  // Layer l ("blk.<l>.") over the rows x, token i at rotary position pos[i].
+  void layer(int64_t l, std::vector<std::vector<double>>& x,
+             const std::vector<std::array<int64_t, 3>>& pos,
+             const ReferenceImageInputs* image) const;
   // gpt-oss (reference_gpt_oss.cpp): the rotation angle of pair i at `pos` with YaRN, and the
   // MoE FFN with router bias, top-k softmax and biased experts with the clamped SwiGLU.
   double rope_angle(int64_t pos, int64_t i) const;
@@ -56,6 +72,7 @@ class ReferenceModel {
                                                  const std::vector<std::vector<double>>& x) const;
 
   std::string arch_;
+  int64_t n_nextn_ = 0;  // multi-token-prediction blocks after the n_layer_ forward layers
   int64_t n_layer_ = 0, n_embd_ = 0, n_head_ = 0, n_kv_ = 0, hd_ = 0, n_vocab_ = 0;
   int64_t n_expert_ = 0, n_used_ = 0;
   int64_t n_rot_ = 0;  // rotated dims per head (partial rotary: glm4moe, minimax-m2)

@@ -1,11 +1,15 @@
 // Speculative decoding on the CUDA backend (under the emulator where there is no GPU): verify
 // rows come back as device-selected candidates (greedy, top-k with penalties) and the tokens
-// equal decoding on the same backend without speculation. Label gpu: skips without a backend.
+// equal decoding on the same backend without speculation; the mtp drafter's nextn block gives
+// the CPU backend's logits and exact greedy output. Label gpu: skips without a backend.
 #include <gtest/gtest.h>
+
+#include <cmath>
 
 #include "arc/backend_factory.h"
 #include "model/test_util.h"
 #include "sched/drafter.h"
+#include "sched/mtp_drafter.h"
 #include "sched/scheduler.h"
 
 namespace arc::testing {
@@ -102,6 +106,101 @@ TEST(SpeculativeCuda, TokensEqualDecodingWithoutItOnTheSameBackend) {
       }
     }
   }
+}
+
+// glm4moe with a nextn layer on `backend`.
+Result<Engine> glm_engine(std::unique_ptr<Backend> backend) {
+  TestModelOptions o;
+  o.family = Family::kGlm4Moe;
+  o.n_layer = 3;
+  o.n_nextn = 1;
+  o.n_expert = 8;
+  o.n_expert_used = 3;
+  o.seed = 5;
+  Engine e;
+  ARC_ASSIGN_OR_RETURN(e.bytes, build_test_model(o));
+  e.backend = std::move(backend);
+  ARC_ASSIGN_OR_RETURN(gguf::File f, gguf::File::parse(e.bytes, "test-model"));
+  ARC_ASSIGN_OR_RETURN(e.model, Model::from_file(std::move(f), *e.backend));
+  ARC_ASSIGN_OR_RETURN(
+      e.kv, KvCache::create(*e.backend, kv_cache_options(e.model->config(), 16, 64, DType::F16)));
+  e.exec = std::make_unique<ForwardExecutor>(*e.model, *e.backend, *e.kv);
+  return e;
+}
+
+// The nextn block's logits for pairs of (the CPU target's hidden states, the next tokens).
+std::vector<float> block_logits(Engine& e, const std::vector<int32_t>& next,
+                                const std::vector<float>& hidden) {
+  auto f = gguf::File::parse(e.bytes, "mtp");
+  EXPECT_TRUE(f.ok());
+  auto block = Model::load_mtp(std::move(*f), *e.model, *e.backend);
+  EXPECT_TRUE(block.ok()) << block.status().to_string();
+  if (!block.ok()) return {};
+  auto kv = KvCache::create(*e.backend, kv_cache_options((*block)->config(), 16, 4, DType::F16));
+  EXPECT_TRUE(kv.ok());
+  ForwardExecutor exec(**block, *e.backend, **kv);
+  const int32_t seq = (*kv)->add_sequence();
+  EXPECT_TRUE((*kv)->reserve(seq, static_cast<int64_t>(next.size())).ok());
+  std::vector<int32_t> pos(next.size()), seqs(next.size(), seq), rows(next.size());
+  for (size_t i = 0; i < next.size(); ++i) pos[i] = rows[i] = static_cast<int32_t>(i);
+  ForwardBatch b{next, pos, seqs, rows};
+  b.hidden = hidden;
+  auto l = exec.run(b);
+  EXPECT_TRUE(l.ok()) << l.status().to_string();
+  return l.ok() ? *l : std::vector<float>{};
+}
+
+TEST(SpeculativeCuda, MtpBlockMatchesTheCpuAndDraftsExactly) {
+  auto be = make_cuda_backend(0, /*graphs=*/true);
+  if (!be.ok()) GTEST_SKIP() << "no CUDA backend: " << be.status().message();
+  auto e = glm_engine(std::move(*be));
+  ASSERT_TRUE(e.ok()) << e.status().to_string();
+  auto cpu = glm_engine(make_cpu_backend(1));
+  ASSERT_TRUE(cpu.ok()) << cpu.status().to_string();
+
+  // The block on both backends from the same (CPU) hidden states: the oracle is the CPU
+  // backend's block, itself checked against the double-precision reference (mtp_test).
+  const std::vector<int32_t> prompt = {1, 72, 101, 108, 108, 111, 44, 32, 119, 111};
+  const int32_t seq = cpu->kv->add_sequence();
+  ASSERT_TRUE(cpu->kv->reserve(seq, static_cast<int64_t>(prompt.size())).ok());
+  std::vector<int32_t> pos(prompt.size()), seqs(prompt.size(), seq);
+  for (size_t i = 0; i < pos.size(); ++i) pos[i] = static_cast<int32_t>(i);
+  ASSERT_TRUE(cpu->exec->run({prompt, pos, seqs, {}}).ok());
+  std::vector<float> hidden;
+  const auto n = static_cast<int64_t>(prompt.size()) - 1;
+  ASSERT_TRUE(cpu->exec->fetch_hidden(0, n, hidden).ok());
+  const std::vector<int32_t> next(prompt.begin() + 1, prompt.end());
+  const auto want = block_logits(*cpu, next, hidden);
+  const auto got = block_logits(*e, next, hidden);
+  ASSERT_EQ(got.size(), want.size());
+  ASSERT_FALSE(want.empty());
+  double scale = 1.0, worst = 0.0;
+  for (size_t i = 0; i < want.size(); ++i) {
+    scale = std::max(scale, static_cast<double>(std::fabs(want[i])));
+    worst = std::max(worst, static_cast<double>(std::fabs(got[i] - want[i])));
+  }
+  EXPECT_LT(worst, 2e-2 * scale) << "F16 KV on the device, F32 on the CPU";
+
+  // Greedy through the scheduler: the same tokens as without speculation on this backend.
+  std::vector<SequenceRequest> reqs;
+  for (const auto& p : std::vector<std::vector<int32_t>>{{5, 9, 13, 5, 9}, {100, 101, 102}}) {
+    SequenceRequest r;
+    r.prompt = p;
+    r.max_new_tokens = 16;
+    r.sampling.ignore_eos = true;
+    r.sampling.temperature = 0.0f;
+    reqs.push_back(r);
+  }
+  const auto plain = run(*e, nullptr, {}, reqs, nullptr);
+  auto f = gguf::File::parse(e->bytes, "mtp");
+  ASSERT_TRUE(f.ok());
+  auto d = MtpDrafter::load(std::move(*f), *e->model, *e->backend, MtpOptions{1024, 16});
+  ASSERT_TRUE(d.ok()) << d.status().to_string();
+  SpecOptions mtp;
+  mtp.kind = SpecKind::kMtp;
+  SchedulerStats st;
+  EXPECT_EQ(run(*e, *d, mtp, reqs, &st), plain);
+  EXPECT_GT(st.draft_tokens, 0u);
 }
 
 }  // namespace

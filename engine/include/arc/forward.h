@@ -33,6 +33,11 @@ struct ForwardBatch {
   // [n_embd_rows, (1 + n_deepstack) * n_embd]: each row the embedding, then the deepstack
   // features added after layers 0 .. n_deepstack - 1 (ModelConfig::n_deepstack).
   std::span<const float> embd;
+
+  // A multi-token-prediction block (Model::load_mtp) pairs each token with a hidden state:
+  // [n_tokens, n_embd], the previous model's (or block's) output for the position before the
+  // token's. Required there, empty elsewhere.
+  std::span<const float> hidden;
 };
 
 class ForwardExecutor {
@@ -68,6 +73,11 @@ class ForwardExecutor {
   // every row comes back whole anyway, and a sampler finishing on the whole row is cheaper than
   // a wide candidate selection followed by that.
   bool selects_on_device() const;
+
+  // The last step's final hidden states (the residual stream after the last layer, before the
+  // output norm) of batch tokens [first, first + n): [n, n_embd]. Valid after wait() until the
+  // next submit. Multi-token-prediction drafting reads the target's here (sched/mtp_drafter.h).
+  Status fetch_hidden(int64_t first, int64_t n, std::vector<float>& out);
 
   struct Impl;
 

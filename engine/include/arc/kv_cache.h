@@ -111,7 +111,10 @@ class KvCache {
   // Prefix reuse for a new (empty) sequence: attaches the cached full blocks that hold the
   // longest block-aligned prefix of `tokens`, always leaving at least one token to compute (its
   // logits are needed). Returns the number of tokens covered (a multiple of block_size).
-  int64_t attach_cached_prefix(int32_t seq, std::span<const int32_t> tokens);
+  // `root`: the hash the block chain starts from, here and in the sequence's commits (0 for the
+  // token prefix itself; a drafter's pool whose positions depend on more than their tokens
+  // folds that in, sched/mtp_drafter.h).
+  int64_t attach_cached_prefix(int32_t seq, std::span<const int32_t> tokens, uint64_t root = 0);
   // Indexes the full blocks of `seq` whose K/V is written: positions [0, n_written) hold
   // `tokens[0, n_written)`. Later requests with the same prefix can then reuse them.
   void commit(int32_t seq, std::span<const int32_t> tokens, int64_t n_written);

@@ -61,6 +61,14 @@ class Model {
   static Result<std::unique_ptr<Model>> from_file(gguf::File file, Backend& backend,
                                                   const ModelLoadOptions& opt);
 
+  // The first multi-token-prediction (nextn) block of `target` as a one-layer model
+  // (engine/model/model_mtp.cpp): layer 0 holds the block's attention, MoE and nextn tensors
+  // (mapped from `file`, the target's file opened again); its token embedding, output norm and
+  // output head are the block's own (embed_tokens, shared_head_norm, shared_head_head) where the
+  // file has them, else the target's, shared, not copied. `target` must outlive it.
+  static Result<std::unique_ptr<Model>> load_mtp(gguf::File file, const Model& target,
+                                                 Backend& backend);
+
   const ModelConfig& config() const { return cfg_; }
   const gguf::File& file() const { return file_; }
   const Weight& global(TensorRole r) const { return globals_[static_cast<int>(r)]; }

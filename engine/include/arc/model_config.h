@@ -79,7 +79,8 @@ struct ModelConfig {
   // Layers [0, n_dense_lead) have a dense FFN (ffn_gate/up/down of n_ff), the rest MoE (glm4moe).
   int64_t n_dense_lead = 0;
   // Multi-token-prediction layers stored after the n_layer forward layers (glm4moe's nextn,
-  // blk.n_layer .. blk.n_layer + n_nextn - 1): validated, not loaded, not run.
+  // blk.n_layer .. blk.n_layer + n_nextn - 1): validated, not part of the forward; the first one
+  // drafts with --spec mtp (Model::load_mtp).
   int64_t n_nextn = 0;
   // q/k RMS norm over the whole q [q_dim] and k [kv_dim] vectors instead of per head
   // (minimax-m2); under tensor parallelism the sum of squares spans the ranks.
