@@ -31,30 +31,10 @@ constexpr size_t kGroupBlock = 544;  // one block of 16 rows
 // stream). The slower Q4_K_R16 kernel is the other way round: without its prefetch it is 50%
 // slower.
 
-// Per token and block of the activations: the block scale as float and -128 * the sum of its
-// 32 values (the start value that cancels the +128 of the stored weights).
-struct BlockPrep {
-  float d;
-  int32_t neg_sum;
-};
-
-void prepare(const BlockQ8_0* x, int64_t nb, BlockPrep* out) {
-  const __m256i ones = _mm256_set1_epi8(1);
-  for (int64_t b = 0; b < nb; ++b) {
-    const __m256i s8 =
-        _mm256_dpbusd_epi32(_mm256_setzero_si256(), ones,
-                            _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x[b].qs)));
-    __m128i s4 = _mm_add_epi32(_mm256_castsi256_si128(s8), _mm256_extracti128_si256(s8, 1));
-    s4 = _mm_add_epi32(s4, _mm_shuffle_epi32(s4, 0x4E));
-    s4 = _mm_add_epi32(s4, _mm_shuffle_epi32(s4, 0xB1));
-    out[b] = {_cvtsh_ss(x[b].d), -128 * _mm_cvtsi128_si32(s4)};
-  }
-}
-
 // y[t][0..15] for the 16 rows of one group (w: [nb][544]) against NT tokens' Q8_0 rows x[t].
 template <int NT>
 inline void group_dot(const uint8_t* w, int64_t nb, const BlockQ8_0* const* x,
-                      const BlockPrep* const* prep, __m512* y) {
+                      const Q8_0BlockPrep* const* prep, __m512* y) {
   __m512 acc[NT];
   for (int t = 0; t < NT; ++t) acc[t] = _mm512_setzero_ps();
   for (int64_t b = 0; b < nb; ++b, w += kGroupBlock) {
@@ -85,34 +65,10 @@ inline void group_dot(const uint8_t* w, int64_t nb, const BlockQ8_0* const* x,
 }  // namespace
 
 void rows_q80_r16_avx512vnni(const RowsArgs& a, int64_t o0, int64_t o1) {
-  const int64_t nb = a.n_in / quant::kQK;
-  // Prepared blocks of every token: on the stack for decode-sized calls.
-  constexpr int64_t kStackBlocks = 1024;
-  BlockPrep stack_prep[kStackBlocks];
-  std::vector<BlockPrep> heap_prep;
-  BlockPrep* prep = stack_prep;
-  if (nb * a.n_tokens > kStackBlocks) {
-    heap_prep.resize(static_cast<size_t>(nb * a.n_tokens));
-    prep = heap_prep.data();
-  }
-  auto x_of = [&](int64_t t) {
-    return reinterpret_cast<const BlockQ8_0*>(a.xa + static_cast<size_t>(t) * a.xa_stride);
-  };
-  for (int64_t t = 0; t < a.n_tokens; ++t) prepare(x_of(t), nb, prep + t * nb);
-
-  // Prefill tokens in tiles of 4 (then 2, 1): the Q8_0 bench model's prefill ran at 1125-1159
-  // tok/s against 962-972 with pairs (3 alternating rounds); tiles of 8 ran at 570.
-  rows_by_group<4>(a, o0, o1, static_cast<size_t>(nb) * kGroupBlock,
-                   [&](const uint8_t* w, int64_t t, auto nt, const uint8_t*, __m512* y) {
-                     constexpr int NT = decltype(nt)::value;
-                     const BlockQ8_0* x[NT];
-                     const BlockPrep* p[NT];
-                     for (int i = 0; i < NT; ++i) {
-                       x[i] = x_of(t + i);
-                       p[i] = prep + (t + i) * nb;
-                     }
-                     group_dot<NT>(w, nb, x, p, y);
-                   });
+  rows_by_group_q8_0(a, o0, o1, kGroupBlock, 128,
+                     [](auto nt, const uint8_t* w, int64_t nb, const BlockQ8_0* const* x,
+                        const Q8_0BlockPrep* const* p,
+                        __m512* y) { group_dot<decltype(nt)::value>(w, nb, x, p, y); });
 }
 
 }  // namespace arc::kernels::cpu
