@@ -412,7 +412,9 @@ struct ForwardExecutor::Impl {
 
     // A decode step (one token per sequence) or a verify step (a few per sequence: the kernels
     // take each token's sequence and position from device buffers, so the recorded launches
-    // depend only on the padded sizes) runs as a recorded graph when the backend has them.
+    // depend only on the padded sizes) runs as a recorded graph when the backend has them. A
+    // verify step wants every token's logits; a short prefill chunk (only its last row) is not
+    // recorded: prompts come in too many shapes to be worth a capture each.
     // Under tensor parallelism too when the collectives are stream-ordered (NCCL): the graph
     // records them with the kernels. Ranks need not agree on recording or replaying: each rank
     // issues every collective of a step exactly once either way (a failed capture runs the step
@@ -420,8 +422,8 @@ struct ForwardExecutor::Impl {
     const int64_t most = *std::max_element(per_seq.begin(), per_seq.end());
     const bool graph = graphs != nullptr && graphs->graphs_enabled() &&
                        (tp == nullptr || tp->on_stream()) && !mm && !mtp &&
-                       most <= kMaxGraphTokensPerSeq && t <= kMaxGraphBatch &&
-                       n_out <= kMaxGraphBatch;
+                       (most == 1 || (most <= kMaxGraphTokensPerSeq && n_out == t)) &&
+                       t <= kMaxGraphBatch && n_out <= kMaxGraphBatch;
     int64_t t_run = t, out_run = n_out;
     if (graph) {
       // Pad to the buckets with copies of the last token and row: a copy computes exactly what
