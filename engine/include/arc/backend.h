@@ -15,6 +15,7 @@
 #include <string_view>
 
 #include "arc/kernels/attention.h"
+#include "arc/kernels/delta_net.h"
 #include "arc/kernels/matmul.h"
 #include "arc/kernels/mla.h"
 #include "arc/kernels/moe.h"
@@ -102,6 +103,17 @@ class Backend {
   virtual bool has_mla_ops() const { return false; }
   virtual void mla_kv_store(const kernels::MlaKvStoreArgs& /*a*/) {}
   virtual void mla_attention(const kernels::MlaAttentionArgs& /*a*/) {}
+
+  // Gated DeltaNet (qwen3next's linear-attention layers; shapes, state slots and snapshots in
+  // arc/kernels/delta_net.h). Optional: a backend that has them answers has_delta_net_ops() true
+  // and overrides all five; the defaults enqueue nothing, and loading a hybrid model on a backend
+  // without them is refused.
+  virtual bool has_delta_net_ops() const { return false; }
+  virtual void delta_net_conv(const kernels::DeltaConvArgs& /*a*/) {}
+  virtual void gated_delta_rule(const kernels::GatedDeltaRuleArgs& /*a*/) {}
+  virtual void gated_rms_norm(const kernels::GatedRmsNormArgs& /*a*/) {}
+  virtual void delta_state_copy(const kernels::DeltaStateCopyArgs& /*a*/) {}
+  virtual void sigmoid_mul(const kernels::SigmoidMulArgs& /*a*/) {}
 
   // Ops of the vision encoder (ViT blocks; shapes in arc/kernels/vision_ops.h). Optional: a
   // backend that has them (CPU, CUDA) answers has_vision_ops() true and overrides all five; the
