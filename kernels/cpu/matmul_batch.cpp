@@ -47,14 +47,7 @@ bool matmul_batch_at(IsaLevel level, std::span<const MatmulArgs> args, Parallel*
     const auto row_bytes = dtype_row_bytes(a.w_type, static_cast<uint64_t>(a.n_in));
     if (!row_bytes) return false;
     RowsArgs& ra = r[m];
-    ra.w = static_cast<const uint8_t*>(a.w);
-    ra.w_row_bytes = a.w_row_bytes != 0 ? a.w_row_bytes : static_cast<size_t>(*row_bytes);
-    ra.w_end = ra.w + ra.w_row_bytes * static_cast<size_t>(a.n_out);
-    ra.n_in = a.n_in;
-    ra.n_tokens = a.n_tokens;
-    ra.y = a.y;
-    ra.y_stride = a.y_stride != 0 ? a.y_stride : a.n_out;
-    ra.accumulate = a.accumulate;
+    ra = rows_args_for(a, static_cast<size_t>(*row_bytes));
     if (k[m].act == ActFormat::kF32) {
       const int64_t xs = a.x_stride != 0 ? a.x_stride : a.n_in;
       ra.xa = reinterpret_cast<const uint8_t*>(a.x);
@@ -88,19 +81,8 @@ bool matmul_batch_at(IsaLevel level, std::span<const MatmulArgs> args, Parallel*
       r[m].xa = q;
     }
   }
-  // A claimed range runs as one kernel call per product it covers (consecutive items of a
-  // product are one row range, streamed in order).
   parallel_items(pool, n_tokens, first_item[n], weight_bytes, 1, [&](int64_t i0, int64_t i1) {
-    size_t m = static_cast<size_t>(std::upper_bound(first_item.begin(), first_item.end(), i0) -
-                                   first_item.begin() - 1);
-    for (int64_t i = i0; i < i1;) {
-      while (i >= first_item[m + 1]) ++m;
-      const int64_t j = std::min(i1, first_item[m + 1]);  // items [i, j) of product m
-      const int64_t o0 = (i - first_item[m]) * kItemRows;
-      const int64_t o1 = std::min(args[m].n_out, (j - first_item[m]) * kItemRows);
-      k[m].fn(r[m], o0, o1);
-      i = j;
-    }
+    run_product_items(k, r, args, first_item, kItemRows, i0, i1);
   });
   return true;
 }

@@ -14,10 +14,12 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <span>
 #include <utility>
 
 #include "arc/kernels/cpu_dispatch.h"
 #include "arc/kernels/dtype.h"
+#include "arc/kernels/matmul.h"
 #include "arc/kernels/parallel.h"
 
 namespace arc::kernels::cpu {
@@ -112,6 +114,40 @@ inline void parallel_items(Parallel* pool, int64_t n_tokens, int64_t n_items, si
   const int64_t by_bytes = static_cast<int64_t>((kClaimBytes + item_bytes - 1) / item_bytes);
   const int64_t quarter = (n_items + 4 * n_threads - 1) / (4 * n_threads);
   parallel_shares(pool, n_items, std::max<int64_t>(1, std::min(by_bytes, quarter)), fn);
+}
+
+// The weight and output side of the RowsArgs of product `a` whose rows are `row_bytes` long
+// (unless a.w_row_bytes says otherwise); the activations (xa, xa_stride) are the caller's.
+inline RowsArgs rows_args_for(const MatmulArgs& a, size_t row_bytes) {
+  RowsArgs r;
+  r.w = static_cast<const uint8_t*>(a.w);
+  r.w_row_bytes = a.w_row_bytes != 0 ? a.w_row_bytes : row_bytes;
+  r.w_end = r.w + r.w_row_bytes * static_cast<size_t>(a.n_out);
+  r.n_in = a.n_in;
+  r.n_tokens = a.n_tokens;
+  r.y = a.y;
+  r.y_stride = a.y_stride != 0 ? a.y_stride : a.n_out;
+  r.accumulate = a.accumulate;
+  return r;
+}
+
+// Several products as one list of work items of `item_rows` weight rows each (matmul_multi,
+// matmul_batch): product m owns items [first_item[m], first_item[m + 1]). Runs items [i0, i1)
+// as one kernel call per product they cover, so consecutive items of a product are one row
+// range, streamed in order.
+inline void run_product_items(std::span<const RowsKernel> k, std::span<const RowsArgs> r,
+                              std::span<const MatmulArgs> args, std::span<const int64_t> first_item,
+                              int64_t item_rows, int64_t i0, int64_t i1) {
+  auto m = static_cast<size_t>(std::upper_bound(first_item.begin(), first_item.end(), i0) -
+                               first_item.begin() - 1);
+  for (int64_t i = i0; i < i1;) {
+    while (i >= first_item[m + 1]) ++m;
+    const int64_t j = std::min(i1, first_item[m + 1]);  // items [i, j) of product m
+    const int64_t o0 = (i - first_item[m]) * item_rows;
+    const int64_t o1 = std::min(args[m].n_out, (j - first_item[m]) * item_rows);
+    k[m].fn(r[m], o0, o1);
+    i = j;
+  }
 }
 
 }  // namespace arc::kernels::cpu

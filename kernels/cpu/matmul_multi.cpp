@@ -70,16 +70,9 @@ bool matmul_multi_at(IsaLevel level, std::span<const MatmulArgs> args, Parallel*
       }
     }
     RowsArgs& ra = r[m];
-    ra.w = static_cast<const uint8_t*>(a.w);
-    ra.w_row_bytes = a.w_row_bytes != 0 ? a.w_row_bytes : static_cast<size_t>(*row_bytes);
-    ra.w_end = ra.w + ra.w_row_bytes * static_cast<size_t>(a.n_out);
-    ra.n_in = a.n_in;
-    ra.n_tokens = a.n_tokens;
+    ra = rows_args_for(a, static_cast<size_t>(*row_bytes));
     ra.xa = act[f];
     ra.xa_stride = act_stride[f];
-    ra.y = a.y;
-    ra.y_stride = a.y_stride != 0 ? a.y_stride : a.n_out;
-    ra.accumulate = a.accumulate;
     first_item[m + 1] =
         first_item[m] + (a.n_tokens > 0 ? (a.n_out + kItemRows - 1) / kItemRows : 0);
   }
@@ -90,18 +83,9 @@ bool matmul_multi_at(IsaLevel level, std::span<const MatmulArgs> args, Parallel*
     total_bytes += r[m].w_row_bytes * static_cast<size_t>(args[m].n_out);
     n_tokens = std::max(n_tokens, args[m].n_tokens);
   }
-  // A claimed range runs as one kernel call per product it covers: consecutive items of a
-  // product are one row range, streamed in order.
   parallel_items(pool, n_tokens, first_item[n], total_bytes, 1, [&](int64_t i0, int64_t i1) {
-    size_t m = 0;
-    for (int64_t i = i0; i < i1;) {
-      while (i >= first_item[m + 1]) ++m;
-      const int64_t j = std::min(i1, first_item[m + 1]);  // items [i, j) of product m
-      const int64_t o0 = (i - first_item[m]) * kItemRows;
-      const int64_t o1 = std::min(args[m].n_out, (j - first_item[m]) * kItemRows);
-      k[m].fn(r[m], o0, o1);
-      i = j;
-    }
+    run_product_items(std::span(k.data(), n), std::span(r.data(), n), args,
+                      std::span(first_item.data(), n + 1), kItemRows, i0, i1);
   });
   return true;
 }

@@ -193,11 +193,10 @@ Decode cuda_whole_decode(const std::string& path, int64_t* n_vocab) {
 
 // The CUDA backend's path: each rank reads only its shard from the file into device buffers
 // (the gathered parts, zero heads and repeated KV heads, assembled in host memory and copied),
-// the collectives through NCCL on the stream. 6 Q heads over 3 KV heads over 2 ranks: 4 KV
-// slots, rank 1's second zero; widths 768 (3 Q4_K blocks) as 512 + 256. Against the whole model
-// on one CUDA backend. Runs in the cuda-emu build at 2 ranks; skipped where there is no CUDA
-// backend or fewer devices than ranks.
-TEST(UnevenSplits, CudaGlm4MoeQ4KM) {
+// the collectives through NCCL on the stream. Against the whole model on one CUDA backend. Runs
+// in the cuda-emu build at 2 ranks; skipped where there is no CUDA backend or fewer devices than
+// ranks.
+void compare_cuda(const TestModelOptions& o, const std::string& tag, float tol) {
   Communicator& comm = *g_comm;
   if (!cuda_backend_built()) GTEST_SKIP() << "this build has no CUDA backend";
   if (cuda_backend_emulated() && comm.size() != 2) {
@@ -205,11 +204,7 @@ TEST(UnevenSplits, CudaGlm4MoeQ4KM) {
   }
   const int n_dev = cuda_backend_emulated() ? comm.size() : cuda_device_count();
   if (n_dev < comm.size()) GTEST_SKIP() << n_dev << " CUDA device(s) for " << comm.size();
-  TestModelOptions o = shape(Family::kGlm4Moe, "Q4_K_M");
-  o.n_head = 6;
-  o.n_kv_head = 3;
-  o.n_ff = 768;
-  tptest::ModelFile file(o, "uneven_cuda");
+  tptest::ModelFile file(o, tag);
   ASSERT_TRUE(file.status.ok()) << file.status.to_string();
   Decode ref;
   int64_t n_vocab = 0;
@@ -230,8 +225,25 @@ TEST(UnevenSplits, CudaGlm4MoeQ4KM) {
   auto tensor = make_tensor_communicator(comm, **be);
   ASSERT_TRUE(tensor.ok()) << tensor.status().to_string();
   ASSERT_NE(*tensor, nullptr);
-  tptest::decode_and_compare(comm, **tensor, **model, **be, *plan, ref, n_vocab, kTolQuant,
-                             "glm4moe Q4_K_M CUDA TP=" + std::to_string(comm.size()));
+  tptest::decode_and_compare(comm, **tensor, **model, **be, *plan, ref, n_vocab, tol,
+                             std::string(family_name(o.family)) + " " + o.type +
+                                 " CUDA TP=" + std::to_string(comm.size()));
+}
+
+// 6 Q heads over 3 KV heads over 2 ranks: 4 KV slots, rank 1's second zero; widths 768 (3 Q4_K
+// blocks) as 512 + 256.
+TEST(UnevenSplits, CudaGlm4MoeQ4KM) {
+  TestModelOptions o = shape(Family::kGlm4Moe, "Q4_K_M");
+  o.n_head = 6;
+  o.n_kv_head = 3;
+  o.n_ff = 768;
+  compare_cuda(o, "uneven_cuda", kTolQuant);
+}
+
+// deepseek2 on the CUDA backend under TP: the latent cache whole on every rank, 5 MLA heads as
+// 3 + 3 (one zero head), the per-head absorbed products through the CUDA backend's matmul_batch.
+TEST(UnevenSplits, CudaDeepSeek2F32) {
+  compare_cuda(deepseek2_small(), "uneven_cuda_ds2", kTolF32);
 }
 
 }  // namespace
