@@ -71,6 +71,8 @@ class CudaBackend final : public Backend,
   bool has_mla_ops() const override { return true; }
   void mla_kv_store(const kernels::MlaKvStoreArgs& a) override;
   void mla_attention(const kernels::MlaAttentionArgs& a) override;
+  bool has_mla_plain() const override { return true; }
+  void mla_plain_attention(const kernels::MlaPlainAttentionArgs& a) override;
   // Gated DeltaNet ops (cuda_backend_delta_net.cpp).
   bool has_delta_net_ops() const override { return true; }
   void delta_net_conv(const kernels::DeltaConvArgs& a) override;

@@ -72,6 +72,9 @@ bool moe_route(const Context& ctx, const RouterArgs& a);
 // F16 or F32 cache. Needs no scratch.
 bool mla_kv_store(const Context& ctx, const MlaKvStoreArgs& a);
 bool mla_attention(const Context& ctx, const MlaAttentionArgs& a);
+// The plain form for prefill: no-rope key and value dims up to 256, rope up to 64, at most
+// 65535 tokens per call.
+bool mla_plain_attention(const Context& ctx, const MlaPlainAttentionArgs& a);
 bool moe_ffn(const Context& ctx, const MoeFfnArgs& a);
 // Gated DeltaNet (arc/kernels/delta_net.h): conv kernel width up to 8, head_k_dim up to 128,
 // head_v_dim up to 256. token_state / token_snapshot are device memory and cannot be checked:
