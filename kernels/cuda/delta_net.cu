@@ -73,33 +73,49 @@ __global__ void delta_conv_kernel(DeltaConvArgs a) {
   }
 }
 
-// grid: (n_tokens, n_v_heads); block: head_v_dim rounded up to a warp multiple. Thread j keeps
-// column j of the head's state, S[:, j] ([head_k_dim]), in registers; KMax >= head_k_dim.
-template <int KMax>
+// grid: (n_tokens, n_v_heads); block: 2 * head_v_dim threads rounded up to a warp multiple.
+// Column j of the head's state, S[:, j] ([head_k_dim]), lives in the registers of the lane pair
+// (2j, 2j + 1): the even lane holds rows [0, KHalf), the odd one rows [KHalf, 2 KHalf), and the
+// pair sums its two halves with one shuffle. KHalf * 2 >= head_k_dim (64 registers of state per
+// thread for head_k_dim 128, so nothing spills).
+template <int KHalf, bool kFull>  // kFull: head_k_dim == 2 * KHalf (no partial half)
 __global__ void gated_delta_rule_kernel(GatedDeltaRuleArgs a) {
-  ARC_SHARED(float, s_q, [KMax]);
-  ARC_SHARED(float, s_k, [KMax]);
+  ARC_SHARED(float, s_q, [2 * KHalf]);
+  ARC_SHARED(float, s_k, [2 * KHalf]);
   ARC_SHARED(float, red, [2][32]);
   const int64_t t0 = blockIdx.x, h = blockIdx.y;
   if (!starts_run(a.token_state, t0)) return;
   const int32_t slot = a.token_state[t0];
   const int64_t dk = a.head_k_dim, dv = a.head_v_dim, hv_n = a.n_v_heads;
   const int64_t hk = h / (hv_n / a.n_k_heads), slot_floats = hv_n * dk * dv;
-  const int j = threadIdx.x, lane = j % kWarp, warp = j / kWarp;
+  const int tid = threadIdx.x, lane = tid % kWarp, warp = tid / kWarp;
   const int n_warps = blockDim.x / kWarp;
+  const int64_t j = tid >> 1, i0 = (tid & 1) * KHalf;  // column, first row of this half
   const bool col = j < dv;
   float* st = a.delta_states + static_cast<int64_t>(slot) * slot_floats + h * dk * dv;
-  float s[KMax];  // S[:, j]
+  // Rows of this half that exist (0 past the last column); addresses advance by dv per row
+  // rather than being computed per row, which would keep 64 of them live across the run.
+  const int64_t rem = dk - i0;
+  const int n_mine = !col || rem <= 0 ? 0 : rem >= KHalf ? KHalf : static_cast<int>(rem);
+  // Whether row i of this half exists: with kFull one predicate for all rows, so the copies in
+  // and out keep no predicate per row live (which spills at head_k_dim 128).
+  auto mine = [&](int i) { return kFull ? col : i < n_mine; };
+  float s[KHalf];  // S[i0 + i, j]
+  {
+    const float* p = st + i0 * dv + j;
 #pragma unroll
-  for (int i = 0; i < KMax; ++i) s[i] = col && i < dk ? st[i * dv + j] : 0.0f;
+    for (int i = 0; i < KHalf; ++i, p += dv) s[i] = mine(i) ? *p : 0.0f;
+  }
   const float neg_a = -expf(a.a_log[h]), dt_bias = a.dt_bias[h];
   for (int64_t t = t0; t < a.n_tokens && a.token_state[t] == slot; ++t) {
     const float* qs = a.q + t * a.qkv_stride + hk * dk;
     const float* ks = a.k + t * a.qkv_stride + hk * dk;
     __syncthreads();  // the previous token is done with s_q, s_k and red
     float qq = 0.0f, kk = 0.0f;
-    for (int64_t i = j; i < dk; i += blockDim.x) {
-      const float qi = qs[i], ki = ks[i];
+    // Zeros past head_k_dim: the state rows there are 0 and stay 0, so the loops below need no
+    // bounds (a bound per row would keep a predicate per row live and spill at 128).
+    for (int64_t i = tid; i < 2 * KHalf; i += blockDim.x) {
+      const float qi = i < dk ? qs[i] : 0.0f, ki = i < dk ? ks[i] : 0.0f;
       s_q[i] = qi;
       s_k[i] = ki;
       qq += qi * qi;
@@ -118,42 +134,45 @@ __global__ void gated_delta_rule_kernel(GatedDeltaRuleArgs a) {
       qq += red[0][w];
       kk += red[1][w];
     }
-    if (!col) continue;
     const float qn = a.scale / sqrtf(qq + a.l2_eps), kn = 1.0f / sqrtf(kk + a.l2_eps);
     const float x = a.a[t * a.ab_stride + h] + dt_bias;
     const float softplus = x > 20.0f ? x : log1pf(expf(x));  // torch's threshold 20
     const float decay = expf(neg_a * softplus);
     const float beta = sigmoidf_dev(a.b[t * a.ab_stride + h]);
-    // kv = (decay * S)^T k for this column; k is l2-normed on the fly (kn).
+    // kv = (decay * S)^T k for this column; k is l2-normed on the fly (kn). Every lane takes part
+    // in the shuffles (lanes past the last column hold zeros).
     float kv = 0.0f;
 #pragma unroll
-    for (int i = 0; i < KMax; ++i)
-      if (i < dk) kv += s[i] * s_k[i];
+    for (int i = 0; i < KHalf; ++i) kv += s[i] * s_k[i0 + i];
+    kv += __shfl_xor_sync(0xffffffffu, kv, 1);
     kv *= decay * kn;
-    const float delta = beta * (a.v[t * a.qkv_stride + h * dv + j] - kv);
-    const float kd = kn * delta;
+    const float vj = col ? a.v[t * a.qkv_stride + h * dv + j] : 0.0f;
+    const float kd = kn * beta * (vj - kv);
+    // Read k and q from shared memory again (volatile) rather than let the compiler keep the
+    // first loop's k values live next to the state: that would spill at head_k_dim 128.
+    const volatile float* vk = s_k;
+    const volatile float* vq = s_q;
     float acc = 0.0f;
 #pragma unroll
-    for (int i = 0; i < KMax; ++i) {
-      if (i < dk) {
-        s[i] = decay * s[i] + s_k[i] * kd;
-        acc += s[i] * s_q[i];
-      }
+    for (int i = 0; i < KHalf; ++i) {
+      s[i] = decay * s[i] + vk[i0 + i] * kd;
+      acc += s[i] * vq[i0 + i];
     }
-    a.out[(t * hv_n + h) * dv + j] = acc * qn;
+    acc += __shfl_xor_sync(0xffffffffu, acc, 1);
+    if (col && i0 == 0) a.out[(t * hv_n + h) * dv + j] = acc * qn;
     const int32_t snap = a.token_snapshot != nullptr ? a.token_snapshot[t] : -1;
     if (snap >= 0) {
-      float* dst = a.delta_states + static_cast<int64_t>(snap) * slot_floats + h * dk * dv;
+      float* p = a.delta_states + static_cast<int64_t>(snap) * slot_floats + h * dk * dv +
+                 i0 * dv + j;
 #pragma unroll
-      for (int i = 0; i < KMax; ++i)
-        if (i < dk) dst[i * dv + j] = s[i];
+      for (int i = 0; i < KHalf; ++i, p += dv)
+        if (mine(i)) *p = s[i];
     }
   }
-  if (col) {
+  float* p = st + i0 * dv + j;
 #pragma unroll
-    for (int i = 0; i < KMax; ++i)
-      if (i < dk) st[i * dv + j] = s[i];
-  }
+  for (int i = 0; i < KHalf; ++i, p += dv)
+    if (mine(i)) *p = s[i];
 }
 
 // grid: n_rows; block: kThreads. y may alias x (each thread rereads only what it writes).
@@ -224,13 +243,21 @@ bool gated_delta_rule(const Context& ctx, const GatedDeltaRuleArgs& a) {
     return false;
   if (a.n_tokens == 0) return true;
   const dim3 grid(static_cast<unsigned>(a.n_tokens), static_cast<unsigned>(a.n_v_heads));
-  const unsigned threads = detail::ceil_div(a.head_v_dim, detail::kWarp) * detail::kWarp;
-  if (a.head_k_dim <= 32) {
-    ARC_LAUNCH(grid, threads, 0, ctx.stream, detail::gated_delta_rule_kernel<32>)(a);
-  } else if (a.head_k_dim <= 64) {
-    ARC_LAUNCH(grid, threads, 0, ctx.stream, detail::gated_delta_rule_kernel<64>)(a);
+  const unsigned threads = detail::ceil_div(2 * a.head_v_dim, detail::kWarp) * detail::kWarp;
+  // Qwen3-Next's 128 (and 64, 32) run without per-row bounds; other sizes with them.
+  const int64_t dk = a.head_k_dim;
+  if (dk == 32) {
+    ARC_LAUNCH(grid, threads, 0, ctx.stream, detail::gated_delta_rule_kernel<16, true>)(a);
+  } else if (dk == 64) {
+    ARC_LAUNCH(grid, threads, 0, ctx.stream, detail::gated_delta_rule_kernel<32, true>)(a);
+  } else if (dk == 128) {
+    ARC_LAUNCH(grid, threads, 0, ctx.stream, detail::gated_delta_rule_kernel<64, true>)(a);
+  } else if (dk < 32) {
+    ARC_LAUNCH(grid, threads, 0, ctx.stream, detail::gated_delta_rule_kernel<16, false>)(a);
+  } else if (dk < 64) {
+    ARC_LAUNCH(grid, threads, 0, ctx.stream, detail::gated_delta_rule_kernel<32, false>)(a);
   } else {
-    ARC_LAUNCH(grid, threads, 0, ctx.stream, detail::gated_delta_rule_kernel<128>)(a);
+    ARC_LAUNCH(grid, threads, 0, ctx.stream, detail::gated_delta_rule_kernel<64, false>)(a);
   }
   return true;
 }

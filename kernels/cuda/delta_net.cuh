@@ -5,8 +5,9 @@
 // that sequence's tokens in order, so the launch needs no host-side list of sequences.
 //  - conv: grid (n_tokens, channel blocks), one thread per channel holding its K-wide window in
 //    registers; kernel width up to kDeltaConvMaxKernel.
-//  - delta rule: grid (n_tokens, n_v_heads), one thread per v column j holding S[:, j] (head_k_dim
-//    floats) in registers for the whole run; q and k of the token are staged in shared memory.
+//  - delta rule: grid (n_tokens, n_v_heads), a lane pair per v column j holding S[:, j] (half of
+//    head_k_dim each) in registers for the whole run; q and k of the token are staged in shared
+//    memory.
 //    head_k_dim up to kDeltaMaxKeyDim, head_v_dim up to kDeltaMaxValueDim.
 #pragma once
 

@@ -11,6 +11,7 @@
 
 #include "arc/backend_caps.h"
 #include "arc/backend_factory.h"
+#include "arc/op_profile.h"
 #include "model/test_util.h"
 
 namespace arc::testing {
@@ -412,6 +413,64 @@ TEST(CudaBackend, DeltaNetOpsMatchReference) {
   const Status s = be->sync();
   ASSERT_FALSE(s.ok());
   EXPECT_NE(s.message().find("gated_delta_rule"), std::string::npos) << s.message();
+}
+
+// deepseek2's two MLA forms on the device: a two-sequence prefill takes the plain form and a
+// decode step the absorbed one (the profiled CUDA backend shows which ran; no graphs through the
+// wrapper), each against the CPU backend taking the same form.
+TEST(CudaBackend, MlaPlainAndAbsorbedFormsMatchCpu) {
+  ARC_CUDA_OR_SKIP(cuda, false);
+  TestModelOptions o = tiny_model({"deepseek2_f32", Family::kDeepSeek2, 8, "F32"});
+  o.n_layer = 3;
+  auto bytes = build_test_model(o);
+  ASSERT_TRUE(bytes.ok()) << bytes.status().to_string();
+  OpProfile profile;
+  profile.enabled = true;
+  std::unique_ptr<Backend> profiled = make_profiling_backend(*cuda, &profile);
+  auto g = engine_on(*bytes, std::move(profiled));
+  ASSERT_TRUE(g.ok()) << g.status().to_string();
+  auto h = engine_on(*bytes, make_cpu_backend(2));
+  ASSERT_TRUE(h.ok()) << h.status().to_string();
+  auto calls = [&](const char* op) {
+    for (const OpTime& t : profile.times())
+      if (t.op == op) return t.calls;
+    return int64_t{0};
+  };
+  const std::vector<int32_t> toks = {1, 72, 101, 108, 108, 1, 87, 111},
+                             pos = {0, 1, 2, 3, 4, 0, 1, 2};
+  std::vector<int32_t> rows(toks.size());
+  for (size_t i = 0; i < rows.size(); ++i) rows[i] = static_cast<int32_t>(i);
+  std::vector<int32_t> seqs_g, seqs_h;
+  for (Engine* e : {&*g, &*h}) {
+    const int32_t a = e->kv->add_sequence(), b = e->kv->add_sequence();
+    ASSERT_TRUE(e->kv->reserve(a, 8).ok() && e->kv->reserve(b, 8).ok());
+    auto& seqs = e == &*g ? seqs_g : seqs_h;
+    seqs = {a, a, a, a, a, b, b, b};
+  }
+  const int64_t v = g->model->config().n_vocab, n_layer = g->model->config().n_layer;
+  auto compare = [&](const std::vector<float>& got, const std::vector<float>& want,
+                     const char* what) {
+    ASSERT_EQ(got.size(), want.size());
+    for (size_t r = 0; r < got.size() / v; ++r) {
+      const double scale = std::max(1.0, max_abs(want.data() + r * v, v));
+      for (int64_t t = 0; t < v; ++t)
+        ASSERT_NEAR(got[r * v + t], want[r * v + t], 4e-3 * scale) << what << " row " << r;
+    }
+  };
+  auto got = g->exec->run({toks, pos, seqs_g, rows});
+  auto want = h->exec->run({toks, pos, seqs_h, rows});
+  ASSERT_TRUE(got.ok() && want.ok());
+  EXPECT_EQ(calls("mla_plain_attention"), n_layer);
+  EXPECT_EQ(calls("mla_attention"), 0);
+  compare(*got, *want, "plain prefill");
+  const std::vector<int32_t> t2 = {44, 114}, p2 = {5, 3}, r2 = {0, 1};
+  const std::vector<int32_t> s2g = {seqs_g[0], seqs_g[5]}, s2h = {seqs_h[0], seqs_h[5]};
+  got = g->exec->run({t2, p2, s2g, r2});
+  want = h->exec->run({t2, p2, s2h, r2});
+  ASSERT_TRUE(got.ok() && want.ok());
+  EXPECT_EQ(calls("mla_plain_attention"), n_layer);
+  EXPECT_EQ(calls("mla_attention"), n_layer);
+  compare(*got, *want, "absorbed decode");
 }
 
 // Bad step input is refused on the host before anything reaches the device.
