@@ -3,6 +3,9 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
+#include <span>
+#include <vector>
 
 #include "arc/backend.h"
 #include "arc/communicator.h"
@@ -51,6 +54,12 @@ struct StepBuffers {
   float* kpe = nullptr;    // [n_tokens, rot_dim] the shared rope key
   float* q_lat = nullptr;  // [n_tokens, n_head, kv_lora_rank] absorbed queries
   float* o_lat = nullptr;  // [n_tokens, n_head, kv_lora_rank] attention output, latent space
+  // MLA's plain form for this step (MlaPlainPlan below): mla_rows context rows, the positions
+  // 0..pos of the step's sequences one after another (0: the step runs the absorbed form).
+  int64_t mla_rows = 0;
+  const int32_t* mla_row_slots = nullptr;   // [mla_rows] cache slot of each context row
+  const int32_t* mla_token_row0 = nullptr;  // [n_tokens] first context row of each token's sequence
+  float* mla_gathered = nullptr;            // [mla_rows, kv_lora_rank + rot_dim] the rows, F32
 };
 
 struct LayerContext {
@@ -76,6 +85,36 @@ void attention_block(LayerContext& c);
 // Multi-head latent attention (deepseek2, mla_block.cpp): x += attn_output(v_b(attention over
 // the latent cache)) of rms_norm(x). Writes this step's latent and rope key into the cache.
 void mla_attention_block(LayerContext& c);
+// Whether MLA's plain form costs fewer multiply-adds than the absorbed form for a step of
+// n_tokens tokens over n_rows context rows with n_pairs (token, visible position) pairs in all
+// (the rule is spelled out in mla_block.cpp and docs/models.md).
+bool mla_plain_cheaper(const ModelConfig& c, int64_t n_tokens, int64_t n_rows, int64_t n_pairs);
+
+// The host side of the plain form (mla_plan.cpp): per step, decides the form and uploads the
+// context rows' cache slots and each token's first row; owns their device buffers.
+class MlaPlainPlan {
+ public:
+  // Buffers for steps of up to `capacity` tokens; nothing when the model or backend has no plain
+  // form. The decompressed keys and values of a plain step live in q_lat and o_lat (unused by
+  // that form), which caps its context rows at capacity * kv_lora_rank / max(nope, v_head_dim).
+  Status ensure(const Model& model, Backend& be, int64_t capacity);
+  // Sets buf's mla_* fields for a step (token i of seq_ids[i] at positions[i], each sequence's
+  // tokens together in ascending positions or not: only each sequence's highest position counts).
+  // `eligible` false (recorded decode / verify steps) keeps the absorbed form.
+  void plan(const Model& model, Backend& be, const KvCache& kv, std::span<const int32_t> seq_ids,
+            std::span<const int32_t> positions, bool eligible, StepBuffers& buf);
+
+ private:
+  std::vector<std::unique_ptr<DeviceBuffer>> owned_;
+  int64_t max_rows_ = 0;
+  int64_t max_tokens_ = 0;
+  int32_t* d_row_slots_ = nullptr;
+  int32_t* d_row0_ = nullptr;
+  float* d_rows_ = nullptr;
+  // Host copies kept until the next step (uploads read them asynchronously on a GPU).
+  std::vector<int32_t> h_row_slots_, h_row0_;
+};
+
 // x += deepstack[layer] when the step carries image features and layer < n_deepstack.
 void deepstack_block(LayerContext& c);
 // x += down(silu(gate(xn)) * up(xn)), xn = rms_norm(x, ffn_norm).

@@ -1,7 +1,12 @@
-// Multi-head latent attention (deepseek2) on the Backend interface, in the absorbed form for
-// every step: the cache holds per token only the normalised latent and the rotated rope key
-// (kernels/mla.h); each head's query is taken into latent space through k_b, attends over the
-// latents, and its latent-space output leaves through v_b.
+// Multi-head latent attention (deepseek2) on the Backend interface. The cache holds per token
+// only the normalised latent and the rotated rope key (kernels/mla.h). Two forms:
+//  - absorbed (decode, and any step where it is cheaper): each head's query is taken into latent
+//    space through k_b, attends over the latents, and its latent-space output leaves through v_b;
+//  - plain (long prefill chunks): the context rows' latents are gathered and decompressed once
+//    per head into keys k_nope = k_b^T latent and values v = v_b latent, and the tokens run
+//    ordinary attention over them (with the shared rope key).
+// mla_plain_cheaper() picks by multiply-adds; the executor (MlaPlainPlan) applies it per step.
+#include <algorithm>
 #include <vector>
 
 #include "model/blocks.h"
@@ -43,6 +48,23 @@ void per_head_linear(Backend& be, const Weight& w, const float* x, int64_t x_hea
 }
 
 }  // namespace
+
+// Multiply-adds per head of a step of T tokens over P context rows with S (token, visible
+// position) pairs, r = kv_lora_rank, n = no-rope dim, e = rope dim, v = value dim:
+//   absorbed: T r n (q_lat = k_b q_nope) + S (r + e) (scores) + S r (values) + T r v (v_b)
+//   plain:    P r n (keys) + P r v (values, both decompressed once per row) + S (n + e) + S v
+// The plain form wins once a chunk's queries share enough rows: with DeepSeek's r 512, n 128,
+// e 64, v 128 always for a fresh prompt (P = T), never for a decode token after position 0
+// (T = 1, S = P), and after a long prefix once T > r (n + v) / (2r - n - v), about 171.
+bool mla_plain_cheaper(const ModelConfig& c, int64_t n_tokens, int64_t n_rows, int64_t n_pairs) {
+  const double r = static_cast<double>(c.kv_lora_rank), n = static_cast<double>(c.qk_nope_dim());
+  const double e = static_cast<double>(c.rot_dim), v = static_cast<double>(c.v_head_dim);
+  const double t = static_cast<double>(n_tokens), p = static_cast<double>(n_rows);
+  const double s = static_cast<double>(n_pairs);
+  const double absorbed = t * r * n + s * (r + e) + s * r + t * r * v;
+  const double plain = p * r * n + p * r * v + s * (n + e) + s * v;
+  return plain < absorbed;
+}
 
 void mla_attention_block(LayerContext& c) {
   const ModelConfig& cfg = c.cfg();
@@ -104,31 +126,60 @@ void mla_attention_block(LayerContext& c) {
   s.rope_dim = rot;
   be.mla_kv_store(s);
 
-  // q_lat[t, h] = k_b[h] q_nope[t, h]: the no-rope query in latent space.
-  per_head_linear(be, c.w(TensorRole::kAttnKB), b.q, hd, cfg.n_head * hd, t, b.q_lat);
+  if (b.mla_rows > 0) {
+    // Plain form. The context rows [P, r | rot] in F32 (this step's rows are in the cache now).
+    const int64_t n_rows = b.mla_rows, w = r + rot;
+    be.get_rows(kvo.type, c.kv.k(c.layer), kvo.n_blocks * kvo.block_size, w, b.mla_row_slots,
+                n_rows, b.mla_gathered);
+    // k_nope[j, h] = k_b[h]^T latent_j: [P, n_head, nope] in q_lat's buffer; v[j, h] =
+    // v_b[h] latent_j: [P, n_head, v_head_dim] in o_lat's (MlaPlainPlan sized P to fit both).
+    per_head_linear(be, c.model.mla_k_b_t(c.layer), b.mla_gathered, 0, w, n_rows, b.q_lat);
+    per_head_linear(be, c.w(TensorRole::kAttnVB), b.mla_gathered, 0, w, n_rows, b.o_lat);
+    kernels::MlaPlainAttentionArgs pa;
+    pa.q = b.q;
+    pa.q_token_stride = cfg.n_head * hd;
+    pa.q_head_stride = hd;
+    pa.k_nope = b.q_lat;
+    pa.kpe = b.mla_gathered + r;
+    pa.kpe_stride = w;
+    pa.v = b.o_lat;
+    pa.out = b.attn;  // [t, n_head, v_head_dim]
+    pa.n_tokens = t;
+    pa.n_head = cfg.n_head;
+    pa.nope_dim = nope;
+    pa.rope_dim = rot;
+    pa.v_dim = cfg.v_head_dim;
+    pa.token_row0 = b.mla_token_row0;
+    pa.token_pos = b.pos;
+    pa.scale = cfg.attn_scale;
+    be.mla_plain_attention(pa);
+  } else {
+    // q_lat[t, h] = k_b[h] q_nope[t, h]: the no-rope query in latent space.
+    per_head_linear(be, c.w(TensorRole::kAttnKB), b.q, hd, cfg.n_head * hd, t, b.q_lat);
 
-  kernels::MlaAttentionArgs a;
-  a.q_lat = b.q_lat;
-  a.q_pe = b.q + nope;
-  a.q_pe_token_stride = cfg.n_head * hd;
-  a.q_pe_head_stride = hd;
-  a.out = b.o_lat;
-  a.n_tokens = t;
-  a.n_head = cfg.n_head;
-  a.kv_lora_rank = r;
-  a.rope_dim = rot;
-  a.cache = c.kv.k(c.layer);
-  a.kv_type = kvo.type;
-  a.block_size = kvo.block_size;
-  a.token_seq = b.token_seq;
-  a.token_pos = b.pos;
-  a.block_tables = b.block_tables;
-  a.max_blocks_per_seq = b.max_blocks;
-  a.scale = cfg.attn_scale;
-  be.mla_attention(a);
+    kernels::MlaAttentionArgs a;
+    a.q_lat = b.q_lat;
+    a.q_pe = b.q + nope;
+    a.q_pe_token_stride = cfg.n_head * hd;
+    a.q_pe_head_stride = hd;
+    a.out = b.o_lat;
+    a.n_tokens = t;
+    a.n_head = cfg.n_head;
+    a.kv_lora_rank = r;
+    a.rope_dim = rot;
+    a.cache = c.kv.k(c.layer);
+    a.kv_type = kvo.type;
+    a.block_size = kvo.block_size;
+    a.token_seq = b.token_seq;
+    a.token_pos = b.pos;
+    a.block_tables = b.block_tables;
+    a.max_blocks_per_seq = b.max_blocks;
+    a.scale = cfg.attn_scale;
+    be.mla_attention(a);
 
-  // attn[t, h] = v_b[h] o_lat[t, h]: [t, n_head, v_head_dim].
-  per_head_linear(be, c.w(TensorRole::kAttnVB), b.o_lat, r, cfg.n_head * r, t, b.attn);
+    // attn[t, h] = v_b[h] o_lat[t, h]: [t, n_head, v_head_dim].
+    per_head_linear(be, c.w(TensorRole::kAttnVB), b.o_lat, r, cfg.n_head * r, t, b.attn);
+  }
   // Under tensor parallelism every rank holds some heads (and the whole latent): the output
   // projection's partial sums meet in one all-reduce, as in attention_block.
   linear(be, c.w(TensorRole::kAttnOut), b.attn, t, block_output(c), /*accumulate=*/!c.tp);

@@ -228,6 +228,9 @@ Result<std::unique_ptr<Model>> Model::from_file(gguf::File file, Backend& backen
     dst[static_cast<size_t>(ref.spec->role)] = std::move(w);
   });
   if (!first.ok()) return first.with_context(path);
+  if (m->cfg_.mla() && !opt.place) {
+    if (Status s = m->derive_mla_weights(backend); !s.ok()) return s.with_context(path);
+  }
   logger("model")->info("loaded {} ({}, {} layers, {:.1f} MiB of weights)", path,
                         family_name(m->cfg_.family), m->cfg_.n_layer,
                         static_cast<double>(m->weight_bytes_) / (1 << 20));

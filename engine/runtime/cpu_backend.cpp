@@ -167,6 +167,10 @@ class CpuBackend : public Backend {
       fail("mla_attention: unsupported cache type or block size (F16/F32, blocks <= 256)");
     }
   }
+  bool has_mla_plain() const override { return true; }
+  void mla_plain_attention(const kernels::MlaPlainAttentionArgs& a) override {
+    if (!kernels::mla_plain_attention(a, &pool_)) fail("mla_plain_attention: invalid sizes");
+  }
 
   bool has_vision_ops() const override { return true; }
   void layer_norm(const float* x, const float* w, const float* b, float* y, int64_t n_rows,

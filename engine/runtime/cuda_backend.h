@@ -71,6 +71,15 @@ class CudaBackend final : public Backend,
   bool has_mla_ops() const override { return true; }
   void mla_kv_store(const kernels::MlaKvStoreArgs& a) override;
   void mla_attention(const kernels::MlaAttentionArgs& a) override;
+  bool has_mla_plain() const override { return true; }
+  void mla_plain_attention(const kernels::MlaPlainAttentionArgs& a) override;
+  // Gated DeltaNet ops (cuda_backend_delta_net.cpp).
+  bool has_delta_net_ops() const override { return true; }
+  void delta_net_conv(const kernels::DeltaConvArgs& a) override;
+  void gated_delta_rule(const kernels::GatedDeltaRuleArgs& a) override;
+  void gated_rms_norm(const kernels::GatedRmsNormArgs& a) override;
+  void delta_state_copy(const kernels::DeltaStateCopyArgs& a) override;
+  void sigmoid_mul(const kernels::SigmoidMulArgs& a) override;
   bool has_vision_ops() const override { return true; }
   void layer_norm(const float* x, const float* w, const float* b, float* y, int64_t n_rows,
                   int64_t d, float eps) override;

@@ -23,4 +23,12 @@ void CudaBackend::mla_attention(const kernels::MlaAttentionArgs& a) {
              " (at most 64)");
 }
 
+void CudaBackend::mla_plain_attention(const kernels::MlaPlainAttentionArgs& a) {
+  if (!prepare({}, a.n_tokens * a.n_head)) return;
+  finish("mla_plain_attention", kc::mla_plain_attention(ctx(), a),
+         "no-rope key " + std::to_string(a.nope_dim) + " and value " + std::to_string(a.v_dim) +
+             " (at most 256), rope " + std::to_string(a.rope_dim) + " (at most 64), " +
+             std::to_string(a.n_tokens) + " tokens (at most 65535)");
+}
+
 }  // namespace arc

@@ -54,6 +54,7 @@ struct ForwardExecutor::Impl {
   int64_t tables_capacity = 0;  // int32 entries of d_tables
   float* d_sel = nullptr;       // [capacity, n_embd] selected rows
   float* d_logits = nullptr;    // [capacity, n_vocab]
+  MlaPlainPlan mla_plain;       // MLA models: the plain form's step plan and buffers
   int64_t last_t = 0;           // tokens of the last step (fetch_hidden)
 
   // A multi-token-prediction block (Model::load_mtp): its input is eh_proj([enorm(embedding);
@@ -196,6 +197,7 @@ struct ForwardExecutor::Impl {
         ARC_ASSIGN_OR_RETURN(d_cat_idx, make<int32_t>(2 * n));
       }
       capacity = n;
+      ARC_RETURN_IF_ERROR(mla_plain.ensure(model, be, n));
     }
     if (n_table > tables_capacity) {
       const int64_t n = std::max<int64_t>(n_table, 64) * 2;
@@ -469,6 +471,8 @@ struct ForwardExecutor::Impl {
     buf.max_blocks = max_blocks;
     buf.window_slots = windowed ? d_wslots : nullptr;
     buf.window_tables = windowed ? d_tables + table_rows * max_blocks : nullptr;
+    // MLA: the plain form for prefill chunks where it is cheaper (one rank, not recorded).
+    mla_plain.plan(model, be, kv, batch.seq_ids, batch.positions, !graph && tp == nullptr, buf);
 
     if (graph) {
       const uint64_t key =

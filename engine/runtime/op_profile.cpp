@@ -99,6 +99,10 @@ class ProfilingBackend : public Backend {
   void mla_attention(const kernels::MlaAttentionArgs& a) override {
     time("mla_attention", [&] { in_.mla_attention(a); });
   }
+  bool has_mla_plain() const override { return in_.has_mla_plain(); }
+  void mla_plain_attention(const kernels::MlaPlainAttentionArgs& a) override {
+    time("mla_plain_attention", [&] { in_.mla_plain_attention(a); });
+  }
   void moe_route(const kernels::RouterArgs& a) override {
     time("moe_route", [&] { in_.moe_route(a); });
   }

@@ -9,6 +9,8 @@
 #include <functional>
 
 #include "arc/kv_cache.h"
+#include "arc/op_profile.h"
+#include "model/blocks.h"
 #include "model/reference_check.h"
 #include "model/test_util.h"
 
@@ -226,6 +228,81 @@ INSTANTIATE_TEST_SUITE_P(Variants, DeepSeek2VsReference,
                                            DsCase{"q8", "Q8_0", 48, 0.08},
                                            DsCase{"q4km", "Q4_K_M", 256, 0.08}),
                          [](const auto& i) { return std::string(i.param.name); });
+
+// Prefill chunks in both MLA forms (mla_block.cpp): a step of two fresh sequences takes the plain
+// form (keys and values decompressed per head), a one-token step and a short chunk after a long
+// prefix the absorbed one; the profiled backend shows which op ran, and every logit matches the
+// double reference (which decompresses, as the plain form does).
+TEST(DeepSeek2, PrefillChunksTakeEachMlaFormAndMatch) {
+  const TestModelOptions o = ds_model("F32");
+  auto bytes = build_test_model(o);
+  ASSERT_TRUE(bytes.ok());
+  auto f = gguf::File::parse(*bytes, "deepseek2");
+  ASSERT_TRUE(f.ok());
+  std::unique_ptr<Backend> cpu = make_cpu_backend(2);
+  OpProfile profile;
+  profile.enabled = true;
+  std::unique_ptr<Backend> be = make_profiling_backend(*cpu, &profile);
+  auto model = Model::from_file(std::move(*f), *be);
+  ASSERT_TRUE(model.ok()) << model.status().to_string();
+  ASSERT_TRUE((*model)->mla_k_b_t(0).present());
+  const ModelConfig& c = (*model)->config();
+  auto kv = KvCache::create(*be, kv_cache_options(c, 4, 64, DType::F32));
+  ASSERT_TRUE(kv.ok());
+  ForwardExecutor exec(**model, *be, **kv);
+  ReferenceModel ref((*model)->file());
+  const std::vector<int32_t> p1 = {1, 72, 101, 108, 108, 111, 44, 32, 119};
+  const std::vector<int32_t> p2 = {1, 87, 111, 114, 108, 100, 33, 10, 50};
+  const auto want1 = ref.forward(p1), want2 = ref.forward(p2);
+  const int32_t s1 = (*kv)->add_sequence(), s2 = (*kv)->add_sequence();
+  ASSERT_TRUE((*kv)->reserve(s1, 9).ok());
+  ASSERT_TRUE((*kv)->reserve(s2, 9).ok());
+  auto calls = [&](const char* op) {
+    for (const OpTime& t : profile.times())
+      if (t.op == op) return t.calls;
+    return int64_t{0};
+  };
+  struct Part {
+    int32_t seq;
+    int64_t begin, end;
+  };
+  // Each step: its parts, and whether the plain form is expected.
+  const std::vector<std::pair<std::vector<Part>, bool>> steps = {
+      {{{s1, 0, 6}, {s2, 0, 3}}, true},  // fresh rows: P = T
+      {{{s1, 6, 7}}, false},             // one token: T = 1, S = P
+      {{{s2, 3, 9}, {s1, 7, 9}}, false}  // 8 tokens over 18 rows: decompressing costs more
+  };
+  for (const auto& [parts, plain] : steps) {
+    std::vector<int32_t> toks, pos, seqs, rows;
+    int64_t pairs = 0, n_rows = 0;
+    for (const Part& part : parts) {
+      const auto& prompt = part.seq == s1 ? p1 : p2;
+      for (int64_t i = part.begin; i < part.end; ++i) {
+        toks.push_back(prompt[static_cast<size_t>(i)]);
+        pos.push_back(static_cast<int32_t>(i));
+        seqs.push_back(part.seq);
+        rows.push_back(static_cast<int32_t>(rows.size()));
+        pairs += i + 1;
+      }
+      n_rows += part.end;
+    }
+    EXPECT_EQ(mla_plain_cheaper(c, static_cast<int64_t>(toks.size()), n_rows, pairs), plain);
+    const int64_t plain_before = calls("mla_plain_attention"), abs_before = calls("mla_attention");
+    auto got = exec.run({toks, pos, seqs, rows});
+    ASSERT_TRUE(got.ok()) << got.status().to_string();
+    EXPECT_EQ(calls("mla_plain_attention") - plain_before, plain ? c.n_layer : 0);
+    EXPECT_EQ(calls("mla_attention") - abs_before, plain ? 0 : c.n_layer);
+    const int64_t v = ref.n_vocab();
+    for (size_t r = 0; r < toks.size(); ++r) {
+      const auto& want = (seqs[r] == s1 ? want1 : want2)[static_cast<size_t>(pos[r])];
+      const double scale = std::max(1.0, max_abs_logit(want));
+      for (int64_t t = 0; t < v; ++t) {
+        ASSERT_NEAR((*got)[r * v + t], want[t], 1e-4 * scale)
+            << (plain ? "plain" : "absorbed") << " row " << r << " logit " << t;
+      }
+    }
+  }
+}
 
 // The prefix cache over latent blocks: a second request sharing 8 of 9 prompt tokens attaches
 // the first's blocks and computes one token; its logits are the first request's at that

@@ -103,6 +103,9 @@ class Backend {
   virtual bool has_mla_ops() const { return false; }
   virtual void mla_kv_store(const kernels::MlaKvStoreArgs& /*a*/) {}
   virtual void mla_attention(const kernels::MlaAttentionArgs& /*a*/) {}
+  // The plain form for prefill chunks (mla_block.cpp takes it only where this answers true).
+  virtual bool has_mla_plain() const { return false; }
+  virtual void mla_plain_attention(const kernels::MlaPlainAttentionArgs& /*a*/) {}
 
   // Gated DeltaNet (qwen3next's linear-attention layers; shapes, state slots and snapshots in
   // arc/kernels/delta_net.h). Optional: a backend that has them answers has_delta_net_ops() true

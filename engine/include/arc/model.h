@@ -73,6 +73,11 @@ class Model {
   const gguf::File& file() const { return file_; }
   const Weight& global(TensorRole r) const { return globals_[static_cast<int>(r)]; }
   const Weight& layer(int64_t l, TensorRole r) const { return layers_[l][static_cast<int>(r)]; }
+  // Multi-head latent attention's k_b transposed per head, F32 [n_head][nope rows of
+  // kv_lora_rank] (mla_weights.cpp): the key up-projection of the plain (prefill) form. Derived
+  // at load from attn_k_b; absent (data null) without MLA or when the loader placed the weights
+  // itself (tensor parallelism), and then every step runs the absorbed form.
+  const Weight& mla_k_b_t(int64_t l) const;
   // The output head: output.weight, or token_embd when tied.
   const Weight& output() const;
 
@@ -95,6 +100,7 @@ class Model {
 
  private:
   explicit Model(gguf::File file) : file_(std::move(file)) {}
+  Status derive_mla_weights(Backend& backend);
   using Weights = std::array<Weight, static_cast<size_t>(TensorRole::kCount)>;
   gguf::File file_;
   ModelConfig cfg_;
@@ -102,6 +108,7 @@ class Model {
   std::vector<Weights> layers_;
   uint64_t weight_bytes_ = 0;
   std::vector<std::vector<uint8_t>> kept_;
+  std::vector<Weight> k_b_t_;  // [n_layer] or empty
 };
 
 }  // namespace arc

@@ -14,6 +14,7 @@
 #include <cstdint>
 
 #include "arc/kernels/attention.h"
+#include "arc/kernels/delta_net.h"
 #include "arc/kernels/matmul.h"
 #include "arc/kernels/mla.h"
 #include "arc/kernels/moe.h"
@@ -71,7 +72,18 @@ bool moe_route(const Context& ctx, const RouterArgs& a);
 // F16 or F32 cache. Needs no scratch.
 bool mla_kv_store(const Context& ctx, const MlaKvStoreArgs& a);
 bool mla_attention(const Context& ctx, const MlaAttentionArgs& a);
+// The plain form for prefill: no-rope key and value dims up to 256, rope up to 64, at most
+// 65535 tokens per call.
+bool mla_plain_attention(const Context& ctx, const MlaPlainAttentionArgs& a);
 bool moe_ffn(const Context& ctx, const MoeFfnArgs& a);
+// Gated DeltaNet (arc/kernels/delta_net.h): conv kernel width up to 8, head_k_dim up to 128,
+// head_v_dim up to 256. token_state / token_snapshot are device memory and cannot be checked:
+// they must satisfy the header's run rules. Need no scratch.
+bool delta_net_conv(const Context& ctx, const DeltaConvArgs& a);
+bool gated_delta_rule(const Context& ctx, const GatedDeltaRuleArgs& a);
+bool gated_rms_norm(const Context& ctx, const GatedRmsNormArgs& a);
+bool delta_state_copy(const Context& ctx, const DeltaStateCopyArgs& a);
+bool sigmoid_mul(const Context& ctx, const SigmoidMulArgs& a);
 
 // Vision encoder ops (arc/kernels/vision_ops.h). dense_attention cannot check seg_offsets (device
 // memory): they must ascend from 0 to n_tokens. head_dim of dense_attention: up to 256.

@@ -56,10 +56,42 @@ struct MlaAttentionArgs {
 // Returns false for arguments it cannot run (kv type, sizes).
 bool mla_attention(const MlaAttentionArgs& args, Parallel* pool);
 
+// The plain form, for prefill chunks (engine/model/mla_block.cpp picks it by op count): the
+// latents of the context rows are decompressed per head beforehand, k_nope = k_b^T latent and
+// v = v_b latent, and the tokens attend them as ordinary multi-head attention whose keys share
+// the rope part:
+//   score_j = scale * (q_nope[h] . k_nope_j[h] + q_pe[h] . kpe_j),  out[h] = sum_j softmax_j v_j[h]
+// Context rows are numbered by the caller: token t attends rows token_row0[t] + [0, token_pos[t]]
+// (its sequence's positions 0..pos, gathered in order).
+struct MlaPlainAttentionArgs {
+  // Query head h of token t at q + t * q_token_stride + h * q_head_stride: [nope | rope] (rotated).
+  const float* q = nullptr;
+  int64_t q_token_stride = 0;
+  int64_t q_head_stride = 0;
+  const float* k_nope = nullptr;  // [n_rows, n_head, nope_dim]
+  const float* kpe = nullptr;     // row j's rope key at kpe + j * kpe_stride: [rope_dim]
+  int64_t kpe_stride = 0;
+  const float* v = nullptr;  // [n_rows, n_head, v_dim]
+  float* out = nullptr;      // [n_tokens, n_head, v_dim]
+  int64_t n_tokens = 0;
+  int64_t n_head = 0;
+  int64_t nope_dim = 0;
+  int64_t rope_dim = 0;
+  int64_t v_dim = 0;
+  const int32_t* token_row0 = nullptr;  // [n_tokens]
+  const int32_t* token_pos = nullptr;   // [n_tokens]
+  float scale = 0.0f;                   // as MlaAttentionArgs::scale
+};
+// Returns false for arguments it cannot run (sizes, missing pointers).
+bool mla_plain_attention(const MlaPlainAttentionArgs& args, Parallel* pool);
+bool mla_plain_args_ok(const MlaPlainAttentionArgs& a);
+
 namespace ref {
 void mla_kv_store(const MlaKvStoreArgs& args);
 // Double-precision two-pass softmax per (token, head). Slow and obvious on purpose.
 bool mla_attention(const MlaAttentionArgs& args);
+// Double precision, two-pass softmax per (token, head).
+bool mla_plain_attention(const MlaPlainAttentionArgs& args);
 }  // namespace ref
 
 }  // namespace arc::kernels
