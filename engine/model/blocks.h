@@ -51,6 +51,18 @@ struct StepBuffers {
   float* kpe = nullptr;    // [n_tokens, rot_dim] the shared rope key
   float* q_lat = nullptr;  // [n_tokens, n_head, kv_lora_rank] absorbed queries
   float* o_lat = nullptr;  // [n_tokens, n_head, kv_lora_rank] attention output, latent space
+  // Hybrid models (config.hybrid()), null otherwise.
+  float* q_gated = nullptr;            // [n_tokens, n_head, 2 * head_dim] q and its gate per head
+  const int32_t* even_rows = nullptr;  // [capacity * max(n_head, ssm_k_heads)] 0, 2, 4, ...
+  const int32_t* odd_rows = nullptr;   // 1, 3, 5, ...
+  float* ssm_mix = nullptr;            // [n_tokens, conv channels] attn_qkv output
+  float* ssm_conv = nullptr;           // [n_tokens, conv channels] silu(conv(mix))
+  float* ssm_z = nullptr;              // [n_tokens, ssm_inner] the output norm's gate
+  float* ssm_ba = nullptr;  // [n_tokens, ssm_k_heads, 2, v heads per k head] ssm_ba output
+  float* ssm_ab = nullptr;  // [2, n_tokens, ssm_v_heads] beta inputs, then alpha inputs
+  float* ssm_o = nullptr;   // [n_tokens, ssm_v_heads, ssm_head_v_dim]
+  const int32_t* token_state = nullptr;     // [n_tokens] state slot of each token's sequence
+  const int32_t* token_snapshot = nullptr;  // [n_tokens] snapshot slot after the token or -1
 };
 
 struct LayerContext {
@@ -76,6 +88,10 @@ void attention_block(LayerContext& c);
 // Multi-head latent attention (deepseek2, mla_block.cpp): x += attn_output(v_b(attention over
 // the latent cache)) of rms_norm(x). Writes this step's latent and rope key into the cache.
 void mla_attention_block(LayerContext& c);
+// Gated DeltaNet (qwen3next, delta_net_block.cpp): x += ssm_out(gated_rms_norm(delta rule over
+// silu(conv(attn_qkv(xn))), attn_gate(xn))), xn = rms_norm(x). Reads and advances each
+// sequence's recurrent state and writes the step's snapshots (buf.token_state/token_snapshot).
+void delta_net_block(LayerContext& c);
 // x += deepstack[layer] when the step carries image features and layer < n_deepstack.
 void deepstack_block(LayerContext& c);
 // x += down(silu(gate(xn)) * up(xn)), xn = rms_norm(x, ffn_norm).
