@@ -96,14 +96,14 @@ void print_text(const gguf::ModelSummary& s) {
     }
   }
   if (hp.full_attention_interval) {
-    line("linear attention (Gated DeltaNet)",
-         fmt::format("full attention every {} layers; {} k / {} v heads, k head {}, value width "
-                     "{}, conv kernel {}",
-                     *hp.full_attention_interval, or_dash(hp.ssm_group_count),
-                     or_dash(hp.ssm_time_step_rank), or_dash(hp.ssm_state_size),
-                     or_dash(hp.ssm_inner_size), or_dash(hp.ssm_conv_kernel)));
+    line("linear attention", fmt::format("Gated DeltaNet, full attention every {} layers; {} k / "
+                                         "{} v heads, k head {}, value width "
+                                         "{}, conv kernel {}",
+                                         *hp.full_attention_interval, or_dash(hp.ssm_group_count),
+                                         or_dash(hp.ssm_time_step_rank), or_dash(hp.ssm_state_size),
+                                         or_dash(hp.ssm_inner_size), or_dash(hp.ssm_conv_kernel)));
     if (hp.recurrent_state_bytes_per_seq) {
-      line("recurrent state per sequence",
+      line("state per sequence",
            fmt::format("{} ({} bytes, f32; each prefix-cache snapshot as much)",
                        human_bytes(static_cast<uint64_t>(*hp.recurrent_state_bytes_per_seq)),
                        *hp.recurrent_state_bytes_per_seq));

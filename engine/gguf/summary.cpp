@@ -11,9 +11,9 @@ namespace arc::gguf {
 namespace {
 
 // The families of DESIGN.md; anything else is reported, not rejected.
-constexpr std::array<std::string_view, 9> kKnownArchitectures = {
-    "llama",   "qwen2",   "qwen3",     "qwen2moe",  "qwen3moe",
-    "gpt-oss", "glm4moe", "deepseek2", "minimax-m2"};
+constexpr std::array<std::string_view, 10> kKnownArchitectures = {
+    "llama",   "qwen2",   "qwen3",     "qwen2moe",   "qwen3moe",
+    "gpt-oss", "glm4moe", "deepseek2", "minimax-m2", "qwen3next"};
 
 // An integer key, or the largest element when the key is a per-layer array.
 std::optional<int64_t> int_or_max(const File& f, const std::string& key) {
