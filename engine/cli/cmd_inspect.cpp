@@ -95,6 +95,20 @@ void print_text(const gguf::ModelSummary& s) {
                                              *hp.mla_kv_bytes_per_token_f16));
     }
   }
+  if (hp.full_attention_interval) {
+    line("linear attention", fmt::format("Gated DeltaNet, full attention every {} layers; {} k / "
+                                         "{} v heads, k head {}, value width "
+                                         "{}, conv kernel {}",
+                                         *hp.full_attention_interval, or_dash(hp.ssm_group_count),
+                                         or_dash(hp.ssm_time_step_rank), or_dash(hp.ssm_state_size),
+                                         or_dash(hp.ssm_inner_size), or_dash(hp.ssm_conv_kernel)));
+    if (hp.recurrent_state_bytes_per_seq) {
+      line("state per sequence",
+           fmt::format("{} ({} bytes, f32; each prefix-cache snapshot as much)",
+                       human_bytes(static_cast<uint64_t>(*hp.recurrent_state_bytes_per_seq)),
+                       *hp.recurrent_state_bytes_per_seq));
+    }
+  }
   if (hp.rope_dimension_count) line("RoPE dims per head", or_dash(hp.rope_dimension_count));
   line("context length", or_dash(hp.context_length));
   line("RoPE freq base", or_dash(hp.rope_freq_base));

@@ -26,7 +26,7 @@ void add_make_test_model_command(CLI::App& app, CliContext& ctx) {
   TestModelOptions& o = opts->o;
   cmd->add_option("--family", opts->family,
                   "qwen3moe, qwen2moe, llama, qwen3, qwen3vlmoe, glm4moe, minimax-m2, gpt-oss, "
-                  "deepseek2")
+                  "deepseek2, qwen3next")
       ->capture_default_str();
   cmd->add_option("--out", opts->out, "output .gguf file")->required();
   cmd->add_option("--layers", o.n_layer)->capture_default_str();
@@ -71,6 +71,15 @@ void add_make_test_model_command(CLI::App& app, CliContext& ctx) {
       ->capture_default_str();
   cmd->add_option("--v-head-dim", o.v_head_dim, "deepseek2: value head size (--head-dim is q/k)")
       ->capture_default_str();
+  cmd->add_option("--ssm-k-heads", o.ssm_k_heads, "qwen3next: Gated DeltaNet k heads")
+      ->capture_default_str();
+  cmd->add_option("--ssm-v-heads", o.ssm_v_heads, "qwen3next: v heads (a multiple of k heads)")
+      ->capture_default_str();
+  cmd->add_option("--ssm-head-dim", o.ssm_head_dim, "qwen3next: k and v head size")
+      ->capture_default_str();
+  cmd->add_option("--full-attn-interval", o.full_attn_interval,
+                  "qwen3next: every Nth layer is full attention, the others Gated DeltaNet")
+      ->capture_default_str();
   cmd->add_option("--rot-dim", o.rot_dim, "rotated dims per head (0: the family's)")
       ->capture_default_str();
   cmd->add_option("--deepstack", o.n_deepstack, "qwen3vlmoe: layers taking deepstack features")
@@ -91,7 +100,7 @@ void add_make_test_model_command(CLI::App& app, CliContext& ctx) {
     if (!fam) {
       std::fprintf(stderr,
                    "error: unknown family '%s' (qwen3moe, qwen2moe, llama, qwen3, qwen3vlmoe, "
-                   "glm4moe, minimax-m2, gpt-oss, deepseek2)\n",
+                   "glm4moe, minimax-m2, gpt-oss, deepseek2, qwen3next)\n",
                    opts->family.c_str());
       ctx.exit_code = 2;
       return;

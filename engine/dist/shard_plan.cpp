@@ -138,6 +138,11 @@ Result<ShardPlan> make_shard_plan(const ModelConfig& cfg, const TensorTypeFn& ty
                                   int rank) {
   if (n_ranks < 1) return invalid_argument("the rank count must be at least 1");
   if (rank < 0 || rank >= n_ranks) return invalid_argument("shard plan: rank out of range");
+  if (cfg.hybrid() && n_ranks > 1) {
+    return unimplemented(
+        "--tp: qwen3next (hybrid Gated DeltaNet) models do not split across ranks yet; run "
+        "them on one box");
+  }
   ShardPlan p;
   if (Status s = plan_cuts(cfg, type_of, n_ranks, rank, p); !s.ok()) {
     std::string ok;

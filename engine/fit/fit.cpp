@@ -62,8 +62,14 @@ BoxBudget box_budget(const ModelSpec& m, const Cluster& c, const Workload& w, in
   b.ngram_tables = w.ngram_on_disk ? 0 : to_bytes(static_cast<double>(m.ngram_table_bytes) / n);
   b.kv = to_bytes(kv_bytes_for_tokens(m.arch, context, w.kv_dtype) * w.concurrency *
                   kv_box_fraction(m.arch, boxes));
+  // Hybrid models: the engine allocates a state slot per sequence, prefix-cache snapshots of
+  // it (two per sequence, at least 8; sched/model_loader.cpp) and one zero slot.
+  const double state_slots =
+      m.arch.linear_layers > 0
+          ? 1.0 + w.concurrency + std::max(8.0, 2.0 * static_cast<double>(w.concurrency))
+          : 0.0;
   b.recurrent_state =
-      to_bytes(static_cast<double>(recurrent_state_bytes(m.arch)) * w.concurrency / n);
+      to_bytes(static_cast<double>(recurrent_state_bytes(m.arch)) * state_slots / n);
   if (m.arch.hidden > 0) {
     // Activations of one micro-batch (about a dozen hidden-wide f32 buffers) + f32 logits for
     // every sequence, split by vocabulary like the output head.

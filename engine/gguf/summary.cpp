@@ -11,9 +11,9 @@ namespace arc::gguf {
 namespace {
 
 // The families of DESIGN.md; anything else is reported, not rejected.
-constexpr std::array<std::string_view, 9> kKnownArchitectures = {
-    "llama",   "qwen2",   "qwen3",     "qwen2moe",  "qwen3moe",
-    "gpt-oss", "glm4moe", "deepseek2", "minimax-m2"};
+constexpr std::array<std::string_view, 10> kKnownArchitectures = {
+    "llama",   "qwen2",   "qwen3",     "qwen2moe",   "qwen3moe",
+    "gpt-oss", "glm4moe", "deepseek2", "minimax-m2", "qwen3next"};
 
 // An integer key, or the largest element when the key is a per-layer array.
 std::optional<int64_t> int_or_max(const File& f, const std::string& key) {
@@ -94,6 +94,22 @@ Hyperparameters read_hyperparameters(const File& f, const std::string& arch) {
   hp.expert_group_count = f.get_int(p + "expert_group_count");
   hp.expert_group_used_count = f.get_int(p + "expert_group_used_count");
   hp.rope_scaling_yarn_log_multiplier = f.get_float(p + "rope.scaling.yarn_log_multiplier");
+  hp.full_attention_interval = f.get_int(p + "full_attention_interval");
+  hp.ssm_group_count = f.get_int(p + "ssm.group_count");
+  hp.ssm_time_step_rank = f.get_int(p + "ssm.time_step_rank");
+  hp.ssm_state_size = f.get_int(p + "ssm.state_size");
+  hp.ssm_inner_size = f.get_int(p + "ssm.inner_size");
+  hp.ssm_conv_kernel = f.get_int(p + "ssm.conv_kernel");
+  if (hp.full_attention_interval && *hp.full_attention_interval > 0 && hp.block_count &&
+      hp.ssm_group_count && hp.ssm_state_size && hp.ssm_inner_size && hp.ssm_conv_kernel) {
+    // Per DeltaNet layer: the delta state (v heads x k head x v head = inner x state_size) and
+    // the conv tail ((conv_kernel - 1) x channels), f32.
+    const int64_t linear = *hp.block_count - *hp.block_count / *hp.full_attention_interval;
+    const int64_t channels = 2 * *hp.ssm_group_count * *hp.ssm_state_size + *hp.ssm_inner_size;
+    hp.recurrent_state_bytes_per_seq =
+        linear * 4 *
+        (*hp.ssm_inner_size * *hp.ssm_state_size + (*hp.ssm_conv_kernel - 1) * channels);
+  }
   if (hp.kv_lora_rank && hp.rope_dimension_count && hp.block_count) {
     // One latent row and one rope key per token and forward layer (MTP layers are not run).
     const int64_t layers = *hp.block_count - hp.nextn_predict_layers.value_or(0);
@@ -281,7 +297,14 @@ nlohmann::json to_json(const ModelSummary& s) {
         {"mla_kv_bytes_per_token_f16", opt(hp.mla_kv_bytes_per_token_f16)},
         {"expert_group_count", opt(hp.expert_group_count)},
         {"expert_group_used_count", opt(hp.expert_group_used_count)},
-        {"rope_scaling_yarn_log_multiplier", opt(hp.rope_scaling_yarn_log_multiplier)}}},
+        {"rope_scaling_yarn_log_multiplier", opt(hp.rope_scaling_yarn_log_multiplier)},
+        {"full_attention_interval", opt(hp.full_attention_interval)},
+        {"ssm_group_count", opt(hp.ssm_group_count)},
+        {"ssm_time_step_rank", opt(hp.ssm_time_step_rank)},
+        {"ssm_state_size", opt(hp.ssm_state_size)},
+        {"ssm_inner_size", opt(hp.ssm_inner_size)},
+        {"ssm_conv_kernel", opt(hp.ssm_conv_kernel)},
+        {"recurrent_state_bytes_per_seq", opt(hp.recurrent_state_bytes_per_seq)}}},
       {"tokenizer",
        {{"model", valid_utf8(s.tokenizer.model)},
         {"pre", valid_utf8(s.tokenizer.pre)},

@@ -117,7 +117,31 @@ Result<std::unique_ptr<KvCache>> KvCache::create(Backend& backend, const KvCache
     kv->swa_ = std::make_unique<WindowedBlocks>(static_cast<int32_t>(opt.n_swa_blocks),
                                                 opt.block_size, opt.swa_window);
   }
+  const bool hybrid = !opt.recurrent_layers.empty();
+  if (hybrid) {
+    if (opt.recurrent_layers.size() != static_cast<size_t>(opt.n_layer) || opt.latent ||
+        opt.n_swa_blocks > 0) {
+      return invalid_argument(
+          "KV cache: recurrent layers need a flag per layer, and neither latent attention nor a "
+          "windowed pool");
+    }
+    RecurrentStateOptions ro;
+    kv->state_index_.assign(static_cast<size_t>(opt.n_layer), -1);
+    for (int64_t l = 0; l < opt.n_layer; ++l) {
+      if (opt.recurrent_layers[l] != 0) kv->state_index_[l] = ro.n_layers++;
+    }
+    ro.conv_floats = opt.state_conv_floats;
+    ro.delta_floats = opt.state_delta_floats;
+    ro.n_seqs = opt.state_seqs;
+    ro.n_snapshots = opt.state_snapshots;
+    ARC_ASSIGN_OR_RETURN(kv->state_, RecurrentState::create(backend, ro));
+  }
   for (int64_t l = 0; l < opt.n_layer; ++l) {
+    if (hybrid && opt.recurrent_layers[l] != 0) {  // no K/V in a recurrent layer
+      kv->k_.push_back(nullptr);
+      kv->v_.push_back(nullptr);
+      continue;
+    }
     const size_t bytes = kv->layer_bytes(l);
     ARC_ASSIGN_OR_RETURN(auto k, backend.alloc(bytes));
     kv->k_.push_back(std::move(k));
@@ -165,6 +189,7 @@ int32_t KvCache::add_sequence() {
       indexed_blocks_[i] = 0;
       chain_hash_[i] = 0;
       if (swa_) swa_->reset(static_cast<int32_t>(i));
+      if (state_) (void)state_->acquire(static_cast<int32_t>(i));  // refused later if it failed
       return static_cast<int32_t>(i);
     }
   }
@@ -173,6 +198,7 @@ int32_t KvCache::add_sequence() {
   indexed_blocks_.push_back(0);
   chain_hash_.push_back(0);
   if (swa_) swa_->reset(static_cast<int32_t>(live_.size() - 1));
+  if (state_) (void)state_->acquire(static_cast<int32_t>(live_.size() - 1));
   return static_cast<int32_t>(live_.size() - 1);
 }
 
@@ -206,6 +232,7 @@ void KvCache::free_sequence(int32_t seq) {
   for (auto it = tables_[seq].rbegin(); it != tables_[seq].rend(); ++it) alloc_.release(*it);
   tables_[seq].clear();
   if (swa_) swa_->free(seq);
+  if (state_) state_->release(seq);
   indexed_blocks_[seq] = 0;
   chain_hash_[seq] = 0;
   live_[seq] = false;
@@ -243,8 +270,17 @@ int64_t KvCache::attach_cached_prefix(int32_t seq, std::span<const int32_t> toke
     h = next;
   }
   // With a windowed pool, only a prefix whose last window is cached there too.
-  const int64_t attached =
+  int64_t attached =
       swa_ ? swa_->usable_prefix(hashes, tokens) : static_cast<int64_t>(found.size());
+  if (state_) {
+    // The recurrent layers resume only where a snapshot of their state was filed: the deepest
+    // such block boundary; the blocks past it are computed again (and their K/V rewritten).
+    while (attached > 0 && !state_->has(hashes[static_cast<size_t>(attached - 1)])) --attached;
+    if (attached > 0 &&
+        !state_->restore(seq, hashes[static_cast<size_t>(attached - 1)], attached * bs)) {
+      attached = 0;
+    }
+  }
   for (int64_t i = 0; i < attached; ++i) {
     alloc_.retain(found[static_cast<size_t>(i)]);
     tables_[seq].push_back(found[static_cast<size_t>(i)]);
@@ -266,6 +302,7 @@ void KvCache::commit(int32_t seq, std::span<const int32_t> tokens, int64_t n_wri
     alloc_.index(tables_[seq][static_cast<size_t>(i)], chain_hash_[seq],
                  std::vector<int32_t>(block_tokens.begin(), block_tokens.end()));
     if (swa_) swa_->index(seq, i, chain_hash_[seq], block_tokens);
+    if (state_) state_->file(seq, i + 1, chain_hash_[seq]);
   }
   indexed_blocks_[seq] = std::max(indexed_blocks_[seq], full);
   // Blocks the next query's window no longer reaches go back to the windowed pool (cached, so

@@ -101,7 +101,15 @@ void attention_block(LayerContext& c) {
   const int64_t t = c.n_tokens;
 
   be.rms_norm(b.x, c.w(TensorRole::kAttnNorm).f32(), b.xn, t, cfg.n_embd, cfg.rms_eps);
-  {
+  if (cfg.attn_out_gate) {
+    // qwen3next: attn_q yields per head [q | gate]; q is gathered out of the even head_dim rows,
+    // the gate is read in place (odd rows) by the sigmoid_mul after attention.
+    const kernels::MatmulArgs qkv[3] = {linear_args(c.w(TensorRole::kAttnQ), b.xn, t, b.q_gated),
+                                        linear_args(c.w(TensorRole::kAttnK), b.xn, t, b.k),
+                                        linear_args(c.w(TensorRole::kAttnV), b.xn, t, b.v)};
+    be.matmul_multi(qkv);
+    be.gather(b.q_gated, b.even_rows, t * cfg.n_head, cfg.head_dim, b.q);
+  } else {
     const kernels::MatmulArgs qkv[3] = {linear_args(c.w(TensorRole::kAttnQ), b.xn, t, b.q),
                                         linear_args(c.w(TensorRole::kAttnK), b.xn, t, b.k),
                                         linear_args(c.w(TensorRole::kAttnV), b.xn, t, b.v)};
@@ -193,6 +201,16 @@ void attention_block(LayerContext& c) {
   a.sinks = cfg.attn_sinks ? c.w(TensorRole::kAttnSinks).f32() : nullptr;
   be.paged_attention(a);
 
+  if (cfg.attn_out_gate) {  // attn *= sigmoid(gate), per head
+    kernels::SigmoidMulArgs g;
+    g.x = b.attn;
+    g.g = b.q_gated + cfg.head_dim;
+    g.g_stride = 2 * cfg.head_dim;
+    g.y = b.attn;
+    g.n_rows = t * cfg.n_head;
+    g.d = cfg.head_dim;
+    be.sigmoid_mul(g);
+  }
   linear(be, c.w(TensorRole::kAttnOut), b.attn, t, block_target(c), /*accumulate=*/!c.tp);
   if (cfg.attn_out_bias && adds_replicated_bias(c)) {
     be.add_bias(block_target(c), c.w(TensorRole::kAttnOutBias).f32(), t, cfg.n_embd);

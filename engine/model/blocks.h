@@ -60,6 +60,18 @@ struct StepBuffers {
   const int32_t* mla_row_slots = nullptr;   // [mla_rows] cache slot of each context row
   const int32_t* mla_token_row0 = nullptr;  // [n_tokens] first context row of each token's sequence
   float* mla_gathered = nullptr;            // [mla_rows, kv_lora_rank + rot_dim] the rows, F32
+  // Hybrid models (config.hybrid()), null otherwise.
+  float* q_gated = nullptr;            // [n_tokens, n_head, 2 * head_dim] q and its gate per head
+  const int32_t* even_rows = nullptr;  // [capacity * max(n_head, ssm_k_heads)] 0, 2, 4, ...
+  const int32_t* odd_rows = nullptr;   // 1, 3, 5, ...
+  float* ssm_mix = nullptr;            // [n_tokens, conv channels] attn_qkv output
+  float* ssm_conv = nullptr;           // [n_tokens, conv channels] silu(conv(mix))
+  float* ssm_z = nullptr;              // [n_tokens, ssm_inner] the output norm's gate
+  float* ssm_ba = nullptr;  // [n_tokens, ssm_k_heads, 2, v heads per k head] ssm_ba output
+  float* ssm_ab = nullptr;  // [2, n_tokens, ssm_v_heads] beta inputs, then alpha inputs
+  float* ssm_o = nullptr;   // [n_tokens, ssm_v_heads, ssm_head_v_dim]
+  const int32_t* token_state = nullptr;     // [n_tokens] state slot of each token's sequence
+  const int32_t* token_snapshot = nullptr;  // [n_tokens] snapshot slot after the token or -1
 };
 
 struct LayerContext {
@@ -114,6 +126,11 @@ class MlaPlainPlan {
   // Host copies kept until the next step (uploads read them asynchronously on a GPU).
   std::vector<int32_t> h_row_slots_, h_row0_;
 };
+
+// Gated DeltaNet (qwen3next, delta_net_block.cpp): x += ssm_out(gated_rms_norm(delta rule over
+// silu(conv(attn_qkv(xn))), attn_gate(xn))), xn = rms_norm(x). Reads and advances each
+// sequence's recurrent state and writes the step's snapshots (buf.token_state/token_snapshot).
+void delta_net_block(LayerContext& c);
 
 // x += deepstack[layer] when the step carries image features and layer < n_deepstack.
 void deepstack_block(LayerContext& c);

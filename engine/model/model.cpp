@@ -2,7 +2,9 @@
 #include "arc/model.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <sstream>
 
 #include "arc/kernels/quant.h"
@@ -144,6 +146,10 @@ bool rearrangeable(TensorRole role) {
     case TensorRole::kFfnGateShexp:
     case TensorRole::kFfnUpShexp:
     case TensorRole::kFfnDownShexp:
+    case TensorRole::kSsmQkv:
+    case TensorRole::kSsmGate:
+    case TensorRole::kSsmBa:
+    case TensorRole::kSsmOut:
       return true;
     default:
       return false;
@@ -183,6 +189,12 @@ Result<std::unique_ptr<Model>> Model::from_file(gguf::File file, Backend& backen
         .with_context(path);
   }
 
+  if (m->cfg_.hybrid() && !backend.has_delta_net_ops()) {
+    return unimplemented("the " + std::string(backend.name()) + " backend has no Gated " +
+                         "DeltaNet ops (qwen3next) yet; run this model on the CPU backend")
+        .with_context(path);
+  }
+
   m->layers_.resize(static_cast<size_t>(m->cfg_.n_layer));
   std::vector<StreamedSplit> streamed;
   auto* streamer = dynamic_cast<WeightStreamer*>(&backend);
@@ -210,6 +222,37 @@ Result<std::unique_ptr<Model>> Model::from_file(gguf::File file, Backend& backen
       m->weight_bytes_ += w.n_bytes;
       Weights& dst = ref.layer < 0 ? m->globals_ : m->layers_[static_cast<size_t>(ref.layer)];
       dst[static_cast<size_t>(ref.spec->role)] = std::move(w);
+      return;
+    }
+    if (ref.spec->role == TensorRole::kSsmConv && t->type != DType::F32) {
+      first = unimplemented("tensor '" + ref.name + "' is " + std::string(dtype_name(t->type)) +
+                            "; the convolution weights must be F32");
+      return;
+    }
+    if (ref.spec->role == TensorRole::kSsmA) {
+      // The file holds A = -exp(A_log); the delta-rule ops take A_log.
+      auto src = m->file_.tensor_data(*t);
+      const int64_t n = t->shape[0];
+      auto* dst = reinterpret_cast<float*>(m->keep_bytes(sizeof(float) * static_cast<size_t>(n)));
+      for (int64_t i = 0; i < n; ++i) {
+        float a = 0.0f;
+        std::memcpy(&a, src.data() + sizeof(float) * static_cast<size_t>(i), sizeof(float));
+        if (!(a < 0.0f)) {
+          first = invalid_argument("tensor '" + ref.name + "' must be negative (-exp(A_log))");
+          return;
+        }
+        dst[i] = std::log(-a);
+      }
+      Result<const void*> p = backend.map_weights(
+          {reinterpret_cast<const uint8_t*>(dst), sizeof(float) * static_cast<size_t>(n)});
+      if (!p.ok()) {
+        first = p.status().with_context("mapping " + ref.name);
+        return;
+      }
+      w.data = *p;
+      m->weight_bytes_ += w.n_bytes;
+      m->layers_[static_cast<size_t>(ref.layer)][static_cast<size_t>(ref.spec->role)] =
+          std::move(w);
       return;
     }
     Result<const void*> p =

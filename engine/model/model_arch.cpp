@@ -71,6 +71,20 @@ int64_t resolve_dim(const ModelConfig& c, Dim d) {
       return c.v_head_dim;
     case Dim::kQv:
       return c.n_head * c.v_head_dim;
+    case Dim::kQGated:
+      return 2 * c.q_dim();
+    case Dim::kSsmChannels:
+      return c.ssm_conv_channels();
+    case Dim::kSsmInner:
+      return c.ssm_inner();
+    case Dim::kSsmVHeads:
+      return c.ssm_v_heads;
+    case Dim::kSsmBa:
+      return 2 * c.ssm_v_heads;
+    case Dim::kSsmKernel:
+      return c.ssm_conv_kernel;
+    case Dim::kSsmHeadV:
+      return c.ssm_head_v_dim;
   }
   return 0;
 }
@@ -104,6 +118,10 @@ bool present(const ModelConfig& c, Presence p, int64_t layer) {
       return c.q_lora_rank > 0;
     case Presence::kNoQLora:
       return c.q_lora_rank == 0;
+    case Presence::kFullAttn:
+      return !c.layer_recurrent(layer);
+    case Presence::kRecurrent:
+      return c.layer_recurrent(layer);
   }
   return false;
 }
@@ -172,6 +190,8 @@ const FamilyDef& family_def(Family f) {
       return gpt_oss_family();
     case Family::kDeepSeek2:
       return deepseek2_family();
+    case Family::kQwen3Next:
+      return qwen3next_family();
   }
   return llama_family();
 }

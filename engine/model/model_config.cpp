@@ -29,14 +29,16 @@ std::string_view family_name(Family f) {
       return "gpt-oss";
     case Family::kDeepSeek2:
       return "deepseek2";
+    case Family::kQwen3Next:
+      return "qwen3next";
   }
   return "unknown";
 }
 
 std::optional<Family> family_from_name(std::string_view arch) {
-  for (Family f :
-       {Family::kLlama, Family::kQwen3, Family::kQwen2Moe, Family::kQwen3Moe, Family::kQwen3VlMoe,
-        Family::kGlm4Moe, Family::kMiniMaxM2, Family::kGptOss, Family::kDeepSeek2}) {
+  for (Family f : {Family::kLlama, Family::kQwen3, Family::kQwen2Moe, Family::kQwen3Moe,
+                   Family::kQwen3VlMoe, Family::kGlm4Moe, Family::kMiniMaxM2, Family::kGptOss,
+                   Family::kDeepSeek2, Family::kQwen3Next}) {
     if (family_name(f) == arch) return f;
   }
   return std::nullopt;
@@ -92,6 +94,15 @@ Status ModelConfig::validate() const {
   if (sliding_window < 0 || swa_period < 0) return bad("sliding window settings must be >= 0");
   if (!(swiglu_alpha > 0.0f) || !(swiglu_limit > 0.0f)) {
     return bad("clamped SwiGLU alpha and limit must be positive");
+  }
+  if (hybrid()) {
+    if (ssm_conv_kernel < 1 || ssm_conv_kernel > 16 || ssm_k_heads <= 0 || ssm_v_heads <= 0 ||
+        ssm_v_heads % ssm_k_heads != 0 || ssm_head_k_dim <= 0 || ssm_head_v_dim <= 0) {
+      return bad(
+          "linear attention needs ssm.conv_kernel in [1, 16], positive ssm.group_count, "
+          "ssm.state_size and ssm.inner_size, and ssm.time_step_rank a multiple of "
+          "ssm.group_count");
+    }
   }
   if (mla()) {
     if (q_lora_rank < 0 || v_head_dim <= 0 || rot_dim >= head_dim || n_kv_head != 1) {
@@ -227,7 +238,7 @@ Result<ModelConfig> config_from_gguf(const gguf::File& file) {
   if (!fam) {
     return unimplemented("unsupported model architecture '" + arch +
                          "' (supported: llama, qwen3, qwen2moe, qwen3moe, qwen3vlmoe, glm4moe, "
-                         "minimax-m2, gpt-oss, deepseek2)");
+                         "minimax-m2, gpt-oss, deepseek2, qwen3next)");
   }
   ModelConfig cfg;
   cfg.family = *fam;

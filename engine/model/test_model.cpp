@@ -44,6 +44,7 @@ DType pick_type(const TestModelOptions& o, const TensorRef& ref, const ModelConf
   if (ref.spec->n_dims == 1) return DType::F32;
   const TensorRole role = ref.spec->role;
   if (role == TensorRole::kFfnRouter) return DType::F32;  // llama.cpp keeps routers F32
+  if (role == TensorRole::kSsmConv) return DType::F32;    // and the short convolutions
   if (role == TensorRole::kFfnGateExpsBias || role == TensorRole::kFfnUpExpsBias ||
       role == TensorRole::kFfnDownExpsBias) {
     return DType::F32;
@@ -95,6 +96,7 @@ float weight_scale(const TensorRef& ref, const ModelConfig& cfg) {
       return 1.0f / std::sqrt(static_cast<float>(ref.shape[1]));
     case TensorRole::kFfnExpProbsB:
       return 0.1f;  // of the order of the sigmoid scores' gaps: changes some selections
+    case TensorRole::kSsmDtBias:
     case TensorRole::kAttnSinks:
     case TensorRole::kFfnRouterBias:
       return 1.0f;
@@ -114,7 +116,7 @@ bool is_norm(TensorRole r) {
          r == TensorRole::kAttnQNorm || r == TensorRole::kAttnKNorm ||
          r == TensorRole::kNextnEnorm || r == TensorRole::kNextnHnorm ||
          r == TensorRole::kNextnSharedHeadNorm || r == TensorRole::kAttnQANorm ||
-         r == TensorRole::kAttnKvANorm;
+         r == TensorRole::kAttnKvANorm || r == TensorRole::kSsmNorm;
 }
 
 // The first layer's tensors by role, for TestModelOptions::repeat_weights.
@@ -141,6 +143,9 @@ Status make_tensor(gguf::Writer& w, const TestModelOptions& o, const ModelConfig
   const bool norm = is_norm(ref.spec->role);
   for (int64_t r = 0; r < n_rows; ++r) {
     for (float& v : vals) v = norm ? 1.0f + 0.1f * rng.unit() : s * rng.unit();
+    if (ref.spec->role == TensorRole::kSsmA) {  // -exp(A_log), A in [1, 16] as Qwen3-Next's init
+      for (float& v : vals) v = -std::exp(std::log(4.0f) + 0.8f * v);
+    }
     uint8_t* dst = data.data() + static_cast<size_t>(r) * row_bytes;
     if (type == DType::F32) {
       std::memcpy(dst, vals.data(), row_bytes);
@@ -330,7 +335,7 @@ Result<gguf::Writer> make_writer(const TestModelOptions& o) {
   const bool moe_family = o.family == Family::kQwen3Moe || o.family == Family::kQwen2Moe ||
                           o.family == Family::kQwen3VlMoe || o.family == Family::kGlm4Moe ||
                           o.family == Family::kMiniMaxM2 || o.family == Family::kGptOss ||
-                          o.family == Family::kDeepSeek2;
+                          o.family == Family::kDeepSeek2 || o.family == Family::kQwen3Next;
   if (!o.experts_type.empty()) {
     auto t = dtype_from_name(o.experts_type);
     if (!t || !kernels::can_quantize(*t)) {
@@ -386,6 +391,18 @@ Result<gguf::Writer> make_writer(const TestModelOptions& o) {
         cfg.n_expert_group = 4;
         cfg.n_expert_group_used = 2;
       }
+      break;
+    case Family::kQwen3Next:  // Qwen3-Next's shape, scaled down
+      cfg.ffn = FfnKind::kMoeShared;
+      cfg.qk_norm = true;
+      cfg.attn_out_gate = true;
+      cfg.rot_dim = std::max<int64_t>(2, o.head_dim / 4 / 2 * 2);
+      cfg.full_attn_interval = std::max<int64_t>(o.full_attn_interval, 1);
+      cfg.ssm_conv_kernel = o.ssm_conv_kernel;
+      cfg.ssm_k_heads = o.ssm_k_heads;
+      cfg.ssm_v_heads = o.ssm_v_heads;
+      cfg.ssm_head_k_dim = o.ssm_head_dim;
+      cfg.ssm_head_v_dim = o.ssm_head_dim;
       break;
     case Family::kGptOss:  // the rest of its tensors are always present (family table)
       cfg.ffn = FfnKind::kMoe;
@@ -493,6 +510,15 @@ Result<gguf::Writer> make_writer(const TestModelOptions& o) {
     w.set(a + ".rope.scaling.original_context_length", u32(4096));
     w.set(a + ".rope.scaling.yarn_log_multiplier", gguf::Value::f32(0.1f));
     w.set(a + ".rope.freq_base", gguf::Value::f32(10000.0f));
+  } else if (o.family == Family::kQwen3Next) {  // the keys of llama.cpp's converter
+    w.set(a + ".expert_feed_forward_length", u32(cfg.n_ff_exp));
+    w.set(a + ".expert_shared_feed_forward_length", u32(cfg.n_ff_shexp));
+    w.set(a + ".full_attention_interval", u32(cfg.full_attn_interval));
+    w.set(a + ".ssm.conv_kernel", u32(cfg.ssm_conv_kernel));
+    w.set(a + ".ssm.inner_size", u32(cfg.ssm_inner()));
+    w.set(a + ".ssm.state_size", u32(cfg.ssm_head_k_dim));
+    w.set(a + ".ssm.time_step_rank", u32(cfg.ssm_v_heads));
+    w.set(a + ".ssm.group_count", u32(cfg.ssm_k_heads));
   } else if (o.family == Family::kMiniMaxM2) {  // the converter writes intermediate_size twice
     w.set(a + ".feed_forward_length", u32(cfg.n_ff_exp));  // llama.cpp sizes experts by it
     w.set(a + ".expert_feed_forward_length", u32(cfg.n_ff_exp));

@@ -51,6 +51,14 @@ struct TestModelOptions {
   int64_t q_lora_rank = 48;
   int64_t kv_lora_rank = 32;
   int64_t v_head_dim = 16;
+  // qwen3next: Gated DeltaNet layers (k heads, v heads, head dim for both, conv kernel) and a
+  // full-attention layer every full_attn_interval layers; attention rotates a quarter of each
+  // head (rot_dim 0) as Qwen3-Next's partial_rotary_factor 0.25.
+  int64_t ssm_k_heads = 2;
+  int64_t ssm_v_heads = 4;
+  int64_t ssm_head_dim = 16;
+  int64_t ssm_conv_kernel = 4;
+  int64_t full_attn_interval = 4;
   bool tied_embeddings = true;
   std::string tokenizer_fixture;  // qwen3, llama3, deepseek_v3, gptoss: real vocabulary
   std::string fixtures_dir;       // folder holding tokenizers/<name>/tokenizer.json

@@ -153,7 +153,7 @@ class CpuBackend : public Backend {
     if (!kernels::moe_ffn(a, &pool_, &ws_)) fail("moe_ffn: unsupported expert weight type");
   }
 
-  // Vision encoder ops.
+  // MLA ops (deepseek2).
   bool has_mla_ops() const override { return true; }
   void mla_kv_store(const kernels::MlaKvStoreArgs& a) override {
     if (!kernels::mla_kv_type_ok(a.kv_type)) {
@@ -170,6 +170,24 @@ class CpuBackend : public Backend {
   bool has_mla_plain() const override { return true; }
   void mla_plain_attention(const kernels::MlaPlainAttentionArgs& a) override {
     if (!kernels::mla_plain_attention(a, &pool_)) fail("mla_plain_attention: invalid sizes");
+  }
+
+  // Gated DeltaNet ops (qwen3next).
+  bool has_delta_net_ops() const override { return true; }
+  void delta_net_conv(const kernels::DeltaConvArgs& a) override {
+    if (!kernels::delta_net_conv(a, &pool_)) fail("delta_net_conv: invalid arguments");
+  }
+  void gated_delta_rule(const kernels::GatedDeltaRuleArgs& a) override {
+    if (!kernels::gated_delta_rule(a, &pool_)) fail("gated_delta_rule: invalid arguments");
+  }
+  void gated_rms_norm(const kernels::GatedRmsNormArgs& a) override {
+    if (!kernels::gated_rms_norm(a, &pool_)) fail("gated_rms_norm: invalid arguments");
+  }
+  void delta_state_copy(const kernels::DeltaStateCopyArgs& a) override {
+    if (!kernels::delta_state_copy(a, &pool_)) fail("delta_state_copy: invalid arguments");
+  }
+  void sigmoid_mul(const kernels::SigmoidMulArgs& a) override {
+    if (!kernels::sigmoid_mul(a, &pool_)) fail("sigmoid_mul: invalid arguments");
   }
 
   bool has_vision_ops() const override { return true; }

@@ -56,6 +56,10 @@ struct ForwardExecutor::Impl {
   float* d_logits = nullptr;    // [capacity, n_vocab]
   MlaPlainPlan mla_plain;       // MLA models: the plain form's step plan and buffers
   int64_t last_t = 0;           // tokens of the last step (fetch_hidden)
+  // Hybrid models: each token's recurrent state slot and snapshot slot (arc/recurrent_state.h).
+  int32_t* d_state = nullptr;
+  int32_t* d_snap = nullptr;
+  std::vector<int32_t> h_state, h_snap, h_even, h_odd;
 
   // A multi-token-prediction block (Model::load_mtp): its input is eh_proj([enorm(embedding);
   // hnorm(hidden)]) rather than the embedding.
@@ -155,6 +159,32 @@ struct ForwardExecutor::Impl {
         ARC_ASSIGN_OR_RETURN(buf.kpe, make<float>(n * c.rot_dim));
         ARC_ASSIGN_OR_RETURN(buf.q_lat, make<float>(n * c.n_head * c.kv_lora_rank));
         ARC_ASSIGN_OR_RETURN(buf.o_lat, make<float>(n * c.n_head * c.kv_lora_rank));
+      }
+      if (c.hybrid()) {
+        const int64_t ch = c.ssm_conv_channels(), inner = c.ssm_inner();
+        ARC_ASSIGN_OR_RETURN(buf.q_gated, make<float>(n * 2 * c.q_dim()));
+        ARC_ASSIGN_OR_RETURN(buf.ssm_mix, make<float>(n * ch));
+        ARC_ASSIGN_OR_RETURN(buf.ssm_conv, make<float>(n * ch));
+        ARC_ASSIGN_OR_RETURN(buf.ssm_z, make<float>(n * inner));
+        ARC_ASSIGN_OR_RETURN(buf.ssm_ba, make<float>(n * 2 * c.ssm_v_heads));
+        ARC_ASSIGN_OR_RETURN(buf.ssm_ab, make<float>(n * 2 * c.ssm_v_heads));
+        ARC_ASSIGN_OR_RETURN(buf.ssm_o, make<float>(n * inner));
+        ARC_ASSIGN_OR_RETURN(d_state, make<int32_t>(n));
+        ARC_ASSIGN_OR_RETURN(d_snap, make<int32_t>(n));
+        // Row indices that split interleaved pairs of rows (q / gate, beta / alpha).
+        const int64_t m = n * std::max(c.n_head, c.ssm_k_heads);
+        h_even.resize(static_cast<size_t>(m));
+        h_odd.resize(static_cast<size_t>(m));
+        for (int64_t i = 0; i < m; ++i) {
+          h_even[i] = static_cast<int32_t>(2 * i);
+          h_odd[i] = static_cast<int32_t>(2 * i + 1);
+        }
+        ARC_ASSIGN_OR_RETURN(int32_t * even, make<int32_t>(m));
+        ARC_ASSIGN_OR_RETURN(int32_t * odd, make<int32_t>(m));
+        be.upload(even, h_even.data(), sizeof(int32_t) * h_even.size());
+        be.upload(odd, h_odd.data(), sizeof(int32_t) * h_odd.size());
+        buf.even_rows = even;
+        buf.odd_rows = odd;
       }
       ARC_ASSIGN_OR_RETURN(buf.out, make<float>(n * c.n_embd));
       ARC_ASSIGN_OR_RETURN(buf.gate, make<float>(n * ff));
@@ -385,6 +415,7 @@ struct ForwardExecutor::Impl {
         }
       }
     }
+    if (kv.state() != nullptr) ARC_RETURN_IF_ERROR(plan_state(batch, seqs, per_seq));
     int64_t max_blocks = 1;
     for (int32_t s : seqs) max_blocks = std::max<int64_t>(max_blocks, kv.blocks(s).size());
     int64_t table_rows = static_cast<int64_t>(seqs.size());
@@ -422,7 +453,8 @@ struct ForwardExecutor::Impl {
     // issues every collective of a step exactly once either way (a failed capture runs the step
     // eagerly instead, never both), so the collectives still pair up across ranks.
     const int64_t most = *std::max_element(per_seq.begin(), per_seq.end());
-    const bool graph = graphs != nullptr && graphs->graphs_enabled() &&
+    // Not for hybrid models: padding copies would advance the recurrent state again.
+    const bool graph = graphs != nullptr && graphs->graphs_enabled() && kv.state() == nullptr &&
                        (tp == nullptr || tp->on_stream()) && !mm && !mtp &&
                        (most == 1 || (most <= kMaxGraphTokensPerSeq && n_out == t)) &&
                        t <= kMaxGraphBatch && n_out <= kMaxGraphBatch;
@@ -464,6 +496,13 @@ struct ForwardExecutor::Impl {
       }
       be.upload(d_cat_idx, h_cat_idx.data(), sizeof(int32_t) * h_cat_idx.size());
     }
+    if (kv.state() != nullptr) {
+      be.upload(d_state, h_state.data(), sizeof(int32_t) * t);
+      be.upload(d_snap, h_snap.data(), sizeof(int32_t) * t);
+      buf.token_state = d_state;
+      buf.token_snapshot = d_snap;
+      for (size_t r = 0; r < seqs.size(); ++r) kv.state()->advance(seqs[r], per_seq[r]);
+    }
     buf.pos = d_pos;
     buf.token_seq = d_seq;
     buf.slots = d_slots;
@@ -494,6 +533,48 @@ struct ForwardExecutor::Impl {
     if (sampling != nullptr) return enqueue_candidates(*sampling);
     h_logits.resize(static_cast<size_t>(n_out * c.n_vocab));  // the real rows only
     be.download(h_logits.data(), d_logits, sizeof(float) * h_logits.size());
+    return ok_status();
+  }
+
+  // Hybrid models: each token's state slot, and the snapshots this step takes. The recurrent
+  // layers need every sequence's tokens as one run, in order, starting where its state stopped.
+  // A run snapshots the state after the last two block boundaries it completes (prefix caching:
+  // KvCache::commit files them under their blocks' hashes).
+  Status plan_state(const ForwardBatch& batch, const std::vector<int32_t>& seqs,
+                    const std::vector<int64_t>& per_seq) {
+    RecurrentState& st = *kv.state();
+    const int64_t t = static_cast<int64_t>(batch.tokens.size());
+    const int64_t bs = kv.options().block_size;
+    h_state.assign(static_cast<size_t>(t), -1);
+    h_snap.assign(static_cast<size_t>(t), -1);
+    int64_t i = 0;
+    for (size_t r = 0; r < seqs.size(); ++r) {
+      const int32_t s = seqs[r];
+      const int64_t n = per_seq[r];
+      const int32_t slot = st.slot(s);
+      if (slot < 0) {
+        return resource_exhausted("forward: sequence " + std::to_string(s) +
+                                  " has no recurrent state slot (all " +
+                                  std::to_string(st.options().n_seqs) + " in use)");
+      }
+      const int64_t p0 = st.consumed(s);
+      for (int64_t j = 0; j < n; ++j) {
+        if (batch.seq_ids[i + j] != s || batch.positions[i + j] != p0 + j) {
+          return invalid_argument(
+              "forward: a hybrid model's step must hold each sequence's tokens as one run of "
+              "consecutive positions continuing its state (sequence " +
+              std::to_string(s) + " expects position " + std::to_string(p0 + j) + ")");
+        }
+        h_state[i + j] = slot;
+      }
+      int taken = 0;
+      for (int64_t p = p0 + n - 1; p >= p0 && taken < 2; --p) {
+        if ((p + 1) % bs != 0) continue;
+        h_snap[i + (p - p0)] = st.take(s, (p + 1) / bs);
+        ++taken;
+      }
+      i += n;
+    }
     return ok_status();
   }
 

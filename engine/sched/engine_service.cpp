@@ -98,6 +98,11 @@ EngineService::EngineService(EngineOptions options) : impl_(std::make_unique<Imp
   m.metrics.add_gauge("arclight_kv_window_blocks_used",
                       "Windowed KV pool blocks held by sequences");
   m.metrics.add_gauge("arclight_kv_cache_usage_ratio", "Fraction of KV blocks held by sequences");
+  m.metrics.add_gauge("arclight_state_slots_used",
+                      "Hybrid models: recurrent state slots held by running sequences");
+  m.metrics.add_gauge("arclight_state_snapshots",
+                      "Hybrid models: recurrent-state snapshots of cached prefixes (state: filed, "
+                      "pending, capacity)");
   m.metrics.add_gauge("arclight_spec_acceptance_ratio",
                       "Speculative decoding: accepted over drafted tokens since the model loaded");
   m.metrics.add_gauge("arclight_memory_used_bytes", "Resident memory of the engine, per rank");
@@ -445,6 +450,10 @@ json EngineService::status() const {
     j["kv"] = {{"blocks_total", s.kv_blocks_total},
                {"blocks_used", s.kv_blocks_used},
                {"blocks_cached", s.kv_blocks_cached},
+               {"state_slots_total", s.state_slots_total},
+               {"state_slots_used", s.state_slots_used},
+               {"state_snapshots_total", s.state_snapshots_total},
+               {"state_snapshots_filed", s.state_snapshots_filed},
                {"block_size", m.opt.kv_block_size},
                {"bytes", l->kv_bytes},
                {"tokens", l->kv_tokens}};
@@ -575,6 +584,10 @@ void EngineService::Impl::refresh_gauges() {
   metrics.set("arclight_kv_window_blocks_used", s.kv_window_blocks_used);
   metrics.set("arclight_kv_cache_usage_ratio",
               s.kv_blocks_total ? static_cast<double>(s.kv_blocks_used) / s.kv_blocks_total : 0.0);
+  metrics.set("arclight_state_slots_used", s.state_slots_used);
+  metrics.set("arclight_state_snapshots", s.state_snapshots_filed, {{"state", "filed"}});
+  metrics.set("arclight_state_snapshots", s.state_snapshots_pending, {{"state", "pending"}});
+  metrics.set("arclight_state_snapshots", s.state_snapshots_total, {{"state", "capacity"}});
   metrics.set("arclight_spec_acceptance_ratio",
               s.draft_tokens ? static_cast<double>(s.accepted_tokens) / s.draft_tokens : 0.0);
   metrics.set("arclight_memory_used_bytes", static_cast<double>(process_rss_bytes()),

@@ -119,6 +119,18 @@ uint64_t min_kv_bytes(DType kv_type, const ModelConfig& c, int64_t ctx_size, int
 Status start_speculation(LoadedModel& l, const SpecOptions& spec, int64_t draft_kv_tokens,
                          SchedulerOptions& so) {
   const ModelConfig& c = l.model->config();
+  if (c.hybrid() && spec.enabled()) {
+    // Verification would run drafted tokens through the recurrent layers and keep only the
+    // accepted ones: that needs the state rolled back (a snapshot per drafted token).
+    l.spec_note =
+        "speculative decoding is not supported for qwen3next (hybrid Gated DeltaNet) models: "
+        "rejected drafts cannot be rolled back out of the recurrent state yet";
+    logger("engine")->warn("--spec {}: {}; decoding without speculation", spec_kind_name(spec.kind),
+                           l.spec_note);
+    so.spec = l.spec;
+    l.info.speculative = spec_kind_name(l.spec.kind);
+    return ok_status();
+  }
   switch (spec.kind) {
     case SpecKind::kNone:
       break;
@@ -360,7 +372,18 @@ Result<std::shared_ptr<LoadedModel>> load_model(EngineService::Impl& m, const st
   const uint64_t kv_per_token = swa_blocks > 0 ? kv_pool_bytes(c, settings.kv_type, 1, 0)
                                                : kv_bytes_per_token(settings.kv_type, c);
   const uint64_t workspace = workspace_bytes(m.opt, settings.max_parallel, c);
-  const uint64_t min_kv = kv_per_token * static_cast<uint64_t>(ctx_size) + swa_bytes;
+  // Hybrid models: a recurrent state slot per parallel sequence and prefix-cache snapshots of
+  // it (two per parallel sequence, at least 8): a fixed size, allocated with the KV cache.
+  RecurrentStateOptions state_opt;
+  if (c.hybrid()) {
+    state_opt.n_layers = c.n_recurrent_layers();
+    state_opt.conv_floats = c.ssm_conv_state_floats();
+    state_opt.delta_floats = c.ssm_delta_state_floats();
+    state_opt.n_seqs = settings.max_parallel;
+    state_opt.n_snapshots = std::max<int64_t>(8, 2 * settings.max_parallel);
+  }
+  const uint64_t state_bytes = c.hybrid() ? state_opt.bytes() : 0;
+  const uint64_t min_kv = kv_per_token * static_cast<uint64_t>(ctx_size) + swa_bytes + state_bytes;
   // Speculative decoding with a draft model: its weights and a KV pool of one full context per
   // parallel sequence count like the model's own.
   ARC_ASSIGN_OR_RETURN(const SpecOptions spec, parse_spec(m.opt.spec, m.opt.spec_k));
@@ -390,21 +413,25 @@ Result<std::shared_ptr<LoadedModel>> load_model(EngineService::Impl& m, const st
     }
   }
   // The KV pool takes what is left, up to ctx_size for each parallel sequence.
-  uint64_t left = available > 0
-                      ? available - file_bytes - vision_bytes - workspace - reserve - swa_bytes
-                      : kv_per_token * static_cast<uint64_t>(ctx_size) *
-                            static_cast<uint64_t>(settings.max_parallel);
+  uint64_t left = available > 0 ? available - file_bytes - vision_bytes - workspace - reserve -
+                                      swa_bytes - state_bytes
+                                : kv_per_token * static_cast<uint64_t>(ctx_size) *
+                                      static_cast<uint64_t>(settings.max_parallel);
   int64_t kv_tokens = static_cast<int64_t>(
       std::min<uint64_t>(left / std::max<uint64_t>(kv_per_token, 1),
                          static_cast<uint64_t>(ctx_size) * settings.max_parallel));
   kv_tokens = std::max(kv_tokens, ctx_size);
-  const KvCacheOptions kvo = with_windowed_pool(
+  KvCacheOptions kvo = with_windowed_pool(
       kv_cache_options(c, block, (kv_tokens + block - 1) / block, settings.kv_type), c, swa_blocks);
+  if (c.hybrid()) {
+    kvo.state_seqs = state_opt.n_seqs;
+    kvo.state_snapshots = state_opt.n_snapshots;
+  }
   auto kv = KvCache::create(*l->backend, kvo);
   if (!kv.ok()) return kv.status();
   l->kv = std::move(*kv);
   l->kv_tokens = kvo.n_blocks * block;
-  l->kv_bytes = kv_per_token * static_cast<uint64_t>(l->kv_tokens) + swa_bytes;
+  l->kv_bytes = kv_per_token * static_cast<uint64_t>(l->kv_tokens) + swa_bytes + state_bytes;
   l->kv_window_bytes = swa_bytes;
 
   // Streamed weights were read (and reported) while loading; mapped ones are pre-faulted here.

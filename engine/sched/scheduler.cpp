@@ -22,6 +22,13 @@ void kv_stats(const KvCache& kv, SchedulerStats& s) {
     s.kv_window_blocks_used = w->n_used();
     s.kv_window_blocks_cached = w->n_cached();
   }
+  if (const RecurrentState* st = kv.state()) {
+    s.state_slots_total = static_cast<int32_t>(st->options().n_seqs);
+    s.state_slots_used = static_cast<int32_t>(st->n_live());
+    s.state_snapshots_total = static_cast<int32_t>(st->options().n_snapshots);
+    s.state_snapshots_filed = static_cast<int32_t>(st->n_snapshots_filed());
+    s.state_snapshots_pending = static_cast<int32_t>(st->n_snapshots_pending());
+  }
 }
 
 }  // namespace
@@ -392,7 +399,8 @@ bool Scheduler::step() {
   for (auto& s : requeue) waiting_.push_front(std::move(s));
 
   // 3. Admit waiting requests while budget and blocks last.
-  while (budget > 0 && !waiting_.empty() && static_cast<int>(running_.size()) < opt_.max_running) {
+  while (budget > 0 && !waiting_.empty() && static_cast<int>(running_.size()) < opt_.max_running &&
+         kv_.can_add_sequence()) {  // hybrid models: a free recurrent state slot
     Sequence& s = *waiting_.front();
     s.kv_seq = kv_.add_sequence();
     int64_t cached = 0;

@@ -126,6 +126,14 @@ struct SchedulerStats {
   int32_t kv_window_blocks_total = 0;
   int32_t kv_window_blocks_used = 0;
   int32_t kv_window_blocks_cached = 0;
+  // Hybrid models (qwen3next): recurrent state slots of running sequences, and prefix-cache
+  // snapshots of the state (filed under a block hash, or taken this step and not yet filed), all
+  // 0 otherwise.
+  int32_t state_slots_total = 0;
+  int32_t state_slots_used = 0;
+  int32_t state_snapshots_total = 0;
+  int32_t state_snapshots_filed = 0;
+  int32_t state_snapshots_pending = 0;
   uint64_t prompt_tokens = 0;      // scheduled prompt tokens, all time
   uint64_t prefix_hit_tokens = 0;  // of those, served from the prefix cache
   uint64_t generated_tokens = 0;

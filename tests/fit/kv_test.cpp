@@ -2,6 +2,8 @@
 // (../shared/fixtures/model_configs/model_configs.json).
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "arc/catalog.h"
 #include "arc/fit.h"
 
@@ -88,6 +90,29 @@ TEST(FitKv, DtypeNames) {
   auto bad = parse_kv_dtype("int3");
   ASSERT_FALSE(bad.ok());
   EXPECT_NE(bad.status().message().find("int3"), std::string::npos);
+}
+
+// The engine allocates, per box, a state slot for each sequence, prefix-cache snapshots of the
+// state (two per sequence, at least 8) and one zero slot (sched/model_loader.cpp): the report
+// counts them all.
+TEST(FitKv, RecurrentStateCountsPrefixSnapshots) {
+  ModelSpec m;
+  m.name = "qwen3-next shape";
+  m.weights_bytes = 1ull << 30;
+  m.active_bytes_per_token = 1ull << 28;
+  m.arch = gqa(48, 2, 256);
+  m.arch.linear_layers = 36;
+  m.arch.linear_state_bytes_per_layer = 2195456;
+  Cluster c;
+  for (int conc : {1, 4, 16}) {
+    Workload w;
+    w.context = 4096;
+    w.concurrency = conc;
+    auto r = compute(m, c, w);
+    ASSERT_TRUE(r.ok()) << r.status().to_string();
+    const uint64_t slots = 1 + conc + std::max(8, 2 * conc);
+    EXPECT_EQ(r->per_box.recurrent_state, slots * 36u * 2195456u) << conc;
+  }
 }
 
 }  // namespace

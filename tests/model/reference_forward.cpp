@@ -46,6 +46,7 @@ ReferenceModel::ReferenceModel(const gguf::File& f) : arch_(f.architecture()) {
     yarn_beta_fast_ = f.get_float(arch_ + ".rope.scaling.yarn_beta_fast").value_or(32.0);
     yarn_beta_slow_ = f.get_float(arch_ + ".rope.scaling.yarn_beta_slow").value_or(1.0);
   }
+  if (arch_ == "qwen3next") read_hybrid(f);
   if (arch_ == "deepseek2") {
     n_layer_ = geti("block_count", 0) - geti("nextn_predict_layers", 0);
     neox_ = false;
@@ -221,10 +222,32 @@ void ReferenceModel::layer(int64_t l, std::vector<std::vector<double>>& x,
       for (int64_t c = 0; c < n_embd_; ++c) x[i][c] += o[i][c];
     }
   }
-  std::vector<std::vector<double>> q(n), k(n), v(n);
-  for (int64_t i = 0; i < n && arch_ != "deepseek2"; ++i) {
+  const bool recurrent = full_attn_interval_ > 0 && (l + 1) % full_attn_interval_ != 0;
+  if (recurrent) {
+    const auto o = delta_net(p, x);
+    for (int64_t i = 0; i < n; ++i) {
+      for (int64_t c = 0; c < n_embd_; ++c) x[i][c] += o[i][c];
+    }
+  }
+  const bool attn = arch_ != "deepseek2" && !recurrent;
+  // qwen3next's attention: q_proj gives per head [q | gate]; the output is scaled by
+  // sigmoid(gate) before o_proj.
+  const bool gated = arch_ == "qwen3next";
+  std::vector<std::vector<double>> q(n), k(n), v(n), gate(n);
+  for (int64_t i = 0; i < n && attn; ++i) {
     const std::vector<double> h = rms(x[i], &t(p + "attn_norm.weight"), 0, n_embd_);
     q[i] = matvec(t(p + "attn_q.weight"), h);
+    if (gated) {
+      std::vector<double> qs(static_cast<size_t>(n_head_ * hd_));
+      gate[i].resize(static_cast<size_t>(n_head_ * hd_));
+      for (int64_t h2 = 0; h2 < n_head_; ++h2) {
+        for (int64_t c = 0; c < hd_; ++c) {
+          qs[h2 * hd_ + c] = q[i][h2 * 2 * hd_ + c];
+          gate[i][h2 * hd_ + c] = q[i][h2 * 2 * hd_ + hd_ + c];
+        }
+      }
+      q[i] = std::move(qs);
+    }
     k[i] = matvec(t(p + "attn_k.weight"), h);
     v[i] = matvec(t(p + "attn_v.weight"), h);
     if (has(p + "attn_q.bias")) {
@@ -250,7 +273,7 @@ void ReferenceModel::layer(int64_t l, std::vector<std::vector<double>>& x,
     rope(q[i], n_head_, pos[i]);
     rope(k[i], n_kv_, pos[i]);
   }
-  for (int64_t i = 0; i < n && arch_ != "deepseek2"; ++i) {
+  for (int64_t i = 0; i < n && attn; ++i) {
     std::vector<double> att(static_cast<size_t>(n_head_ * hd_), 0.0);
     for (int64_t h = 0; h < n_head_; ++h) {
       const int64_t kh = h / group;
@@ -269,6 +292,9 @@ void ReferenceModel::layer(int64_t l, std::vector<std::vector<double>>& x,
       for (int64_t j = j0; j <= i; ++j) {
         for (int64_t c = 0; c < hd_; ++c) att[h * hd_ + c] += s[j] / z * v[j][kh * hd_ + c];
       }
+    }
+    if (gated) {
+      for (size_t c = 0; c < att.size(); ++c) att[c] /= 1.0 + std::exp(-gate[i][c]);
     }
     const std::vector<double> o = matvec(t(p + "attn_output.weight"), att);
     const Mat* ob = has(p + "attn_output.bias") ? &t(p + "attn_output.bias") : nullptr;

@@ -71,6 +71,15 @@ class ReferenceModel {
   std::vector<std::vector<double>> mla_attention(const std::string& p,
                                                  const std::vector<std::vector<double>>& x) const;
 
+  // qwen3next (reference_qwen3next.cpp): its metadata, and the Gated DeltaNet output of layer
+  // prefix p for every token ([n][n_embd]) from a zero state. Layer l is one unless
+  // (l + 1) % full_attn_interval_ == 0; the others are attention with a sigmoid output gate.
+  void read_hybrid(const gguf::File& f);
+  std::vector<std::vector<double>> delta_net(const std::string& p,
+                                             const std::vector<std::vector<double>>& x) const;
+  int64_t full_attn_interval_ = 0, ssm_kernel_ = 0, ssm_hk_ = 0, ssm_hv_ = 0, ssm_dk_ = 0,
+          ssm_dv_ = 0;
+
   std::string arch_;
   int64_t n_nextn_ = 0;  // multi-token-prediction blocks after the n_layer_ forward layers
   int64_t n_layer_ = 0, n_embd_ = 0, n_head_ = 0, n_kv_ = 0, hd_ = 0, n_vocab_ = 0;

@@ -56,6 +56,12 @@ struct Hyperparameters {
   std::optional<int64_t> mla_kv_bytes_per_token_f16;
   std::optional<int64_t> expert_group_count, expert_group_used_count;
   std::optional<double> rope_scaling_yarn_log_multiplier;
+  // Hybrid linear attention (qwen3next): every Nth layer full attention, the others Gated
+  // DeltaNet (k heads = ssm.group_count, v heads = ssm.time_step_rank, k head = ssm.state_size,
+  // value width = ssm.inner_size, conv kernel), and their f32 state per sequence.
+  std::optional<int64_t> full_attention_interval, ssm_group_count, ssm_time_step_rank;
+  std::optional<int64_t> ssm_state_size, ssm_inner_size, ssm_conv_kernel;
+  std::optional<int64_t> recurrent_state_bytes_per_seq;
 };
 
 struct ModelSummary {

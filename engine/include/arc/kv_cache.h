@@ -13,6 +13,7 @@
 #include "arc/backend.h"
 #include "arc/kernels/dtype.h"
 #include "arc/model_config.h"
+#include "arc/recurrent_state.h"
 #include "arc/status.h"
 
 namespace arc {
@@ -75,7 +76,20 @@ struct KvCacheOptions {
   int64_t swa_window = 0;
   int64_t n_swa_blocks = 0;
   std::vector<uint8_t> swa_layers;  // [n_layer] 1: a sliding-window layer
+  // Hybrid models (qwen3next): the layers marked here are Gated DeltaNet layers with no K/V
+  // pool; their per-sequence recurrent state and its prefix snapshots live in a RecurrentState
+  // (arc/recurrent_state.h) of state_seqs live slots and state_snapshots snapshot slots.
+  std::vector<uint8_t> recurrent_layers;  // [n_layer] 1: a recurrent layer; empty: none
+  int64_t state_conv_floats = 0;
+  int64_t state_delta_floats = 0;
+  int64_t state_seqs = 0;
+  int64_t state_snapshots = 0;
 };
+
+// Default live state slots and snapshot slots of a hybrid model's cache (the server sizes them
+// from --parallel, sched/model_loader.cpp). Qwen3-Next-80B's state is 79 MB a slot.
+inline constexpr int64_t kDefaultStateSeqs = 16;
+inline constexpr int64_t kDefaultStateSnapshots = 16;
 
 // The pool a model needs: K and V of n_kv_head x head_dim per token and layer, or for MLA one
 // row of kv_lora_rank + rot_dim.
@@ -86,6 +100,14 @@ inline KvCacheOptions kv_cache_options(const ModelConfig& c, int64_t block_size,
     o.n_kv_head = 1;
     o.head_dim = c.kv_lora_rank + c.rot_dim;
     o.latent = true;
+  }
+  if (c.hybrid()) {
+    o.recurrent_layers.resize(static_cast<size_t>(c.n_layer));
+    for (int64_t l = 0; l < c.n_layer; ++l) o.recurrent_layers[l] = c.layer_recurrent(l) ? 1 : 0;
+    o.state_conv_floats = c.ssm_conv_state_floats();
+    o.state_delta_floats = c.ssm_delta_state_floats();
+    o.state_seqs = kDefaultStateSeqs;
+    o.state_snapshots = kDefaultStateSnapshots;
   }
   return o;
 }
@@ -103,17 +125,27 @@ class KvCache {
   size_t layer_bytes() const;
   // The same for `layer`: a windowed layer's pool has n_swa_blocks blocks.
   size_t layer_bytes(int64_t layer) const;
-  void* k(int64_t layer) { return k_[layer]->data(); }
-  void* v(int64_t layer) { return opt_.latent ? nullptr : v_[layer]->data(); }
+  void* k(int64_t layer) { return k_[layer] ? k_[layer]->data() : nullptr; }
+  void* v(int64_t layer) { return opt_.latent || !v_[layer] ? nullptr : v_[layer]->data(); }
 
-  // Sequences: ids are small integers reused after free.
+  // Hybrid models: the recurrent state (null otherwise) and a recurrent layer's pools.
+  RecurrentState* state() { return state_.get(); }
+  const RecurrentState* state() const { return state_.get(); }
+  float* conv_states(int64_t layer) { return state_->conv(state_index_[layer]); }
+  float* delta_states(int64_t layer) { return state_->delta(state_index_[layer]); }
+  // Whether add_sequence() can give a new sequence a recurrent state slot (always without one).
+  bool can_add_sequence() const { return state_ == nullptr || state_->has_free_slot(); }
+
+  // Sequences: ids are small integers reused after free. With a recurrent state the sequence
+  // also gets a zeroed state slot (none left: its steps are refused; see can_add_sequence()).
   int32_t add_sequence();
   // Prefix reuse for a new (empty) sequence: attaches the cached full blocks that hold the
   // longest block-aligned prefix of `tokens`, always leaving at least one token to compute (its
   // logits are needed). Returns the number of tokens covered (a multiple of block_size).
   // `root`: the hash the block chain starts from, here and in the sequence's commits (0 for the
   // token prefix itself; a drafter's pool whose positions depend on more than their tokens
-  // folds that in, sched/mtp_drafter.h).
+  // folds that in, sched/mtp_drafter.h). With a recurrent state only a prefix that ends where a
+  // state snapshot was filed is attached (the deepest such), and the snapshot is restored.
   int64_t attach_cached_prefix(int32_t seq, std::span<const int32_t> tokens, uint64_t root = 0);
   // Indexes the full blocks of `seq` whose K/V is written: positions [0, n_written) hold
   // `tokens[0, n_written)`. Later requests with the same prefix can then reuse them.
@@ -157,9 +189,11 @@ class KvCache {
   std::vector<std::unique_ptr<DeviceBuffer>> k_, v_;  // [n_layer]
   std::vector<std::vector<int32_t>> tables_;          // [seq] -> block ids
   std::vector<bool> live_;
-  std::vector<int64_t> indexed_blocks_;  // [seq] leading blocks already in the prefix index
-  std::vector<uint64_t> chain_hash_;     // [seq] hash of those blocks
-  std::unique_ptr<WindowedBlocks> swa_;  // null: no windowed pool
+  std::vector<int64_t> indexed_blocks_;    // [seq] leading blocks already in the prefix index
+  std::vector<uint64_t> chain_hash_;       // [seq] hash of those blocks
+  std::unique_ptr<WindowedBlocks> swa_;    // null: no windowed pool
+  std::unique_ptr<RecurrentState> state_;  // null: no recurrent layers
+  std::vector<int64_t> state_index_;       // [n_layer] index among the recurrent layers or -1
 };
 
 }  // namespace arc

@@ -66,6 +66,15 @@ enum class TensorRole : int {
   kAttnKvANorm,  // [kv_lora_rank]
   kAttnKB,       // [n_head][kv_lora_rank rows of qk_nope_dim]: k_nope's up-projection, transposed
   kAttnVB,       // [n_head][v_head_dim rows of kv_lora_rank]
+  // qwen3next Gated DeltaNet layers (arc/kernels/delta_net.h)
+  kSsmQkv,     // [conv channels rows of n_embd]: q | k | v (attn_qkv)
+  kSsmGate,    // [ssm_inner rows of n_embd]: z, the output norm's gate (attn_gate)
+  kSsmConv,    // [conv channels rows of conv_kernel] (ssm_conv1d)
+  kSsmDtBias,  // [ssm_v_heads] (ssm_dt.bias)
+  kSsmA,       // [ssm_v_heads]: -exp(A_log) in the file, A_log once loaded (ssm_a)
+  kSsmBa,      // [2 * ssm_v_heads rows of n_embd]: beta then alpha once loaded (ssm_ba)
+  kSsmNorm,    // [ssm_head_v_dim] (ssm_norm)
+  kSsmOut,     // [n_embd rows of ssm_inner] (ssm_out)
   kCount
 };
 
@@ -91,6 +100,14 @@ enum class Dim : uint8_t {
   kQkNope,      // head_dim - rot_dim
   kVHead,       // v_head_dim
   kQv,          // n_head * v_head_dim (attention output width)
+  // qwen3next
+  kQGated,       // 2 * q_dim: attention q and its output gate
+  kSsmChannels,  // conv channels: 2 * ssm_k_heads * ssm_head_k_dim + ssm_inner
+  kSsmInner,     // ssm_v_heads * ssm_head_v_dim
+  kSsmVHeads,    // ssm_v_heads
+  kSsmBa,        // 2 * ssm_v_heads
+  kSsmKernel,    // ssm_conv_kernel
+  kSsmHeadV,     // ssm_head_v_dim
 };
 
 // How a tensor splits across N tensor-parallel ranks (GGUF order: shape[0] is the row length,
@@ -123,6 +140,8 @@ enum class Presence : uint8_t {
   kNextnOptional,  // only in the MTP layers, and only when the file has it
   kQLora,          // deepseek2 with a q LoRA (q_lora_rank > 0)
   kNoQLora,        // deepseek2 without one (V2-Lite: attn_q)
+  kFullAttn,       // hybrid models: a full-attention layer (every layer of other models)
+  kRecurrent,      // hybrid models: a Gated DeltaNet layer
 };
 
 struct TensorSpec {

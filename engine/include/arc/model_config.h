@@ -29,6 +29,7 @@ enum class Family : int {
   kMiniMaxM2 = 6,   // MiniMax-M2: sigmoid routing, q/k RMS norms over the whole q and k vectors
   kGptOss = 7,      // gpt-oss: attention sinks, alternating sliding-window layers, biases, YaRN
   kDeepSeek2 = 8,   // DeepSeek-V2/V3/V3.1/V3.2, Kimi-K2: multi-head latent attention, group routing
+  kQwen3Next = 9,   // Qwen3-Next: Gated DeltaNet layers between gated full-attention layers
 };
 
 std::string_view family_name(Family f);  // the GGUF general.architecture string
@@ -140,11 +141,42 @@ struct ModelConfig {
   int64_t n_expert_group = 0;
   int64_t n_expert_group_used = 0;
   bool mla() const { return kv_lora_rank > 0; }
+
+  // Hybrid linear attention (qwen3next). Layer l is a Gated DeltaNet layer (arc/kernels/
+  // delta_net.h) unless (l + 1) % full_attn_interval == 0; those are full-attention layers whose
+  // q projection also yields a per-head output gate (attn_out_gate: attn_q has 2 * q_dim rows,
+  // rearranged at load to [q | gate]). 0: no linear-attention layers.
+  int64_t full_attn_interval = 0;
+  bool attn_out_gate = false;
+  int64_t ssm_conv_kernel = 0;  // ssm.conv_kernel (4)
+  int64_t ssm_k_heads = 0;      // ssm.group_count (16)
+  int64_t ssm_v_heads = 0;      // ssm.time_step_rank (32)
+  int64_t ssm_head_k_dim = 0;   // ssm.state_size (128)
+  int64_t ssm_head_v_dim = 0;   // ssm.inner_size / ssm.time_step_rank (128)
+  bool hybrid() const { return full_attn_interval > 0; }
+  bool layer_recurrent(int64_t l) const {
+    return full_attn_interval > 0 && (l + 1) % full_attn_interval != 0;
+  }
+  int64_t n_recurrent_layers() const {
+    int64_t n = 0;
+    for (int64_t l = 0; l < n_layer; ++l) n += layer_recurrent(l) ? 1 : 0;
+    return n;
+  }
+  int64_t ssm_inner() const { return ssm_v_heads * ssm_head_v_dim; }  // value dim
+  // Conv channels: q | k | v.
+  int64_t ssm_conv_channels() const { return 2 * ssm_k_heads * ssm_head_k_dim + ssm_inner(); }
+  // Floats of one sequence's recurrent state in one layer: the conv tail and the delta state.
+  int64_t ssm_conv_state_floats() const { return (ssm_conv_kernel - 1) * ssm_conv_channels(); }
+  int64_t ssm_delta_state_floats() const { return ssm_v_heads * ssm_head_k_dim * ssm_head_v_dim; }
+  int64_t recurrent_state_bytes() const {
+    return 4 * n_recurrent_layers() * (ssm_conv_state_floats() + ssm_delta_state_floats());
+  }
   int64_t qk_nope_dim() const { return head_dim - rot_dim; }
   // Values one token adds to the KV cache over all layers: K and V per kv head, or for MLA the
   // latent and the rope key.
   int64_t kv_values_per_token() const {
-    return mla() ? n_layer * (kv_lora_rank + rot_dim) : 2 * n_layer * n_kv_head * head_dim;
+    if (mla()) return n_layer * (kv_lora_rank + rot_dim);
+    return 2 * (n_layer - n_recurrent_layers()) * n_kv_head * head_dim;  // hybrid: attention only
   }
 
   bool is_moe() const { return ffn != FfnKind::kDense; }
@@ -172,6 +204,10 @@ struct ModelConfig {
     v("q_lora_rank", q_lora_rank), v("kv_lora_rank", kv_lora_rank), v("v_head_dim", v_head_dim);
     v("attn_scale", attn_scale), v("yarn_log_mul", yarn_log_mul);
     v("n_expert_group", n_expert_group), v("n_expert_group_used", n_expert_group_used);
+    v("full_attn_interval", full_attn_interval), v("attn_out_gate", attn_out_gate);
+    v("ssm_conv_kernel", ssm_conv_kernel), v("ssm_k_heads", ssm_k_heads);
+    v("ssm_v_heads", ssm_v_heads), v("ssm_head_k_dim", ssm_head_k_dim);
+    v("ssm_head_v_dim", ssm_head_v_dim);
   }
   // Whether layer l's FFN is dense (all layers of a dense model, the leading ones of glm4moe).
   bool dense_layer(int64_t l) const { return ffn == FfnKind::kDense || l < n_dense_lead; }

@@ -25,6 +25,7 @@ const FamilyDef& glm4moe_family();
 const FamilyDef& minimax_m2_family();
 const FamilyDef& gpt_oss_family();
 const FamilyDef& deepseek2_family();
+const FamilyDef& qwen3next_family();
 
 const FamilyDef& family_def(Family f);
 

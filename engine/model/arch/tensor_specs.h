@@ -165,4 +165,39 @@ inline constexpr TensorSpec kAttnVB{
 inline constexpr TensorSpec kAttnOutMla{R::kAttnOut, "attn_output.weight", true, {D::kQv, D::kEmbd},
                                         2,           S::kColsByHead};
 
+// qwen3next: gated full attention in every full_attn_interval-th layer (attn_q holds q and its
+// output gate per head), Gated DeltaNet in the others, as llama.cpp's converter writes them
+// (attn_qkv / attn_gate: the in_proj split into the conv input and the norm gate).
+inline constexpr TensorSpec kAttnQGated{
+    R::kAttnQ, "attn_q.weight", true, {D::kEmbd, D::kQGated}, 2, S::kRowsByHead, P::kFullAttn};
+inline constexpr TensorSpec kAttnKHybrid{
+    R::kAttnK, "attn_k.weight", true, {D::kEmbd, D::kKv}, 2, S::kRowsByHead, P::kFullAttn};
+inline constexpr TensorSpec kAttnVHybrid{
+    R::kAttnV, "attn_v.weight", true, {D::kEmbd, D::kKv}, 2, S::kRowsByHead, P::kFullAttn};
+inline constexpr TensorSpec kAttnOutHybrid{
+    R::kAttnOut, "attn_output.weight", true, {D::kQ, D::kEmbd}, 2, S::kColsByHead, P::kFullAttn};
+inline constexpr TensorSpec kAttnQNormHybrid{
+    R::kAttnQNorm, "attn_q_norm.weight", true, {D::kHeadDim}, 1, S::kReplicated, P::kFullAttn};
+inline constexpr TensorSpec kAttnKNormHybrid{
+    R::kAttnKNorm, "attn_k_norm.weight", true, {D::kHeadDim}, 1, S::kReplicated, P::kFullAttn};
+inline constexpr TensorSpec kSsmQkv{
+    R::kSsmQkv, "attn_qkv.weight", true,         {D::kEmbd, D::kSsmChannels},
+    2,          S::kReplicated,    P::kRecurrent};
+inline constexpr TensorSpec kSsmGate{
+    R::kSsmGate, "attn_gate.weight", true,         {D::kEmbd, D::kSsmInner},
+    2,           S::kReplicated,     P::kRecurrent};
+inline constexpr TensorSpec kSsmConv{
+    R::kSsmConv, "ssm_conv1d.weight", true,         {D::kSsmKernel, D::kSsmChannels},
+    2,           S::kReplicated,      P::kRecurrent};
+inline constexpr TensorSpec kSsmDtBias{R::kSsmDtBias,  "ssm_dt.bias", true, {D::kSsmVHeads}, 1,
+                                       S::kReplicated, P::kRecurrent};
+inline constexpr TensorSpec kSsmA{R::kSsmA, "ssm_a",        true,         {D::kSsmVHeads},
+                                  1,        S::kReplicated, P::kRecurrent};
+inline constexpr TensorSpec kSsmBa{R::kSsmBa, "ssm_ba.weight", true,         {D::kEmbd, D::kSsmBa},
+                                   2,         S::kReplicated,  P::kRecurrent};
+inline constexpr TensorSpec kSsmNorm{R::kSsmNorm, "ssm_norm.weight", true,         {D::kSsmHeadV},
+                                     1,           S::kReplicated,    P::kRecurrent};
+inline constexpr TensorSpec kSsmOut{
+    R::kSsmOut, "ssm_out.weight", true, {D::kSsmInner, D::kEmbd}, 2, S::kReplicated, P::kRecurrent};
+
 }  // namespace arc::arch::spec
