@@ -103,6 +103,22 @@ class ProfilingBackend : public Backend {
   void mla_plain_attention(const kernels::MlaPlainAttentionArgs& a) override {
     time("mla_plain_attention", [&] { in_.mla_plain_attention(a); });
   }
+  bool has_delta_net_ops() const override { return in_.has_delta_net_ops(); }
+  void delta_net_conv(const kernels::DeltaConvArgs& a) override {
+    time("delta_net_conv", [&] { in_.delta_net_conv(a); });
+  }
+  void gated_delta_rule(const kernels::GatedDeltaRuleArgs& a) override {
+    time("gated_delta_rule", [&] { in_.gated_delta_rule(a); });
+  }
+  void gated_rms_norm(const kernels::GatedRmsNormArgs& a) override {
+    time("gated_rms_norm", [&] { in_.gated_rms_norm(a); });
+  }
+  void delta_state_copy(const kernels::DeltaStateCopyArgs& a) override {
+    time("delta_state_copy", [&] { in_.delta_state_copy(a); });
+  }
+  void sigmoid_mul(const kernels::SigmoidMulArgs& a) override {
+    time("sigmoid_mul", [&] { in_.sigmoid_mul(a); });
+  }
   void moe_route(const kernels::RouterArgs& a) override {
     time("moe_route", [&] { in_.moe_route(a); });
   }

@@ -1,6 +1,8 @@
 // Helpers for the model tests: tiny models in memory, an engine instance, prefill/decode loops.
 #pragma once
 
+#include <algorithm>
+
 #include <memory>
 #include <string>
 #include <vector>
@@ -71,6 +73,8 @@ inline TestModelOptions tiny_model(const ModelCase& c) {
   o.tied_embeddings = c.family != Family::kLlama;  // cover both output heads
   // gpt-oss: a window shorter than the test prompts, so the sliding layers drop keys.
   if (c.family == Family::kGptOss) o.sliding_window = 4;
+  // qwen3next: three Gated DeltaNet layers and a full-attention one at least.
+  if (c.family == Family::kQwen3Next) o.n_layer = std::max<int64_t>(o.n_layer, 4);
   return o;
 }
 

@@ -203,7 +203,11 @@ INSTANTIATE_TEST_SUITE_P(
                       // products of prefill chunks over 8 tokens and from F16 K/V with a V bias
                       // (qwen2moe shows the latter too: 1.2e-3 with F16 K/V, 4e-6 with F32).
                       ModelCase{"gptoss_q8", Family::kGptOss, 8, "Q8_0"},
-                      ModelCase{"gptoss_mxfp4", Family::kGptOss, 8, "MXFP4"}),
+                      ModelCase{"gptoss_mxfp4", Family::kGptOss, 8, "MXFP4"},
+                      // Hybrid: Gated DeltaNet layers (the CUDA delta-net ops, the recurrent
+                      // state slots on the device) between gated full-attention layers.
+                      ModelCase{"qwen3next_f32", Family::kQwen3Next, 8, "F32"},
+                      ModelCase{"qwen3next_q4km", Family::kQwen3Next, 8, "Q4_K_M"}),
     [](const auto& info) { return std::string(info.param.name); });
 
 // Graphs change how steps are launched, not what they compute: the same model with and without.
