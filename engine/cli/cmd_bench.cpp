@@ -37,7 +37,8 @@ struct BenchOpts {
   int bandwidth_mib = 1024;  // buffer of the bandwidth measurement: far beyond the caches
   int tp = 1;                // tensor-parallel ranks (mpirun -np N)
   BackendOptions backend;
-  double tp_timeout = 60;  // seconds one collective may take before the job is aborted
+  double tp_timeout = 60;          // seconds one collective may take before the job is aborted
+  std::string moe_split = "auto";  // --moe-split
   // Decode sampling, as a request would ask for it (0: greedy).
   float temperature = 0.0f;
   int top_k = 0;
@@ -112,9 +113,9 @@ int run_bench(const BenchOpts& o) {
   auto* dev = dynamic_cast<DeviceReport*>(base);  // nullptr on the CPU
   // With --tp N only this rank's shard is loaded.
   std::unique_ptr<Model> loaded;
-  auto tp_rt =
-      TpRuntime::load(o.tp, o.model, *base, loaded,
-                      std::chrono::milliseconds(static_cast<int64_t>(o.tp_timeout * 1000)));
+  auto tp_rt = TpRuntime::load(o.tp, o.model, *base, loaded,
+                               std::chrono::milliseconds(static_cast<int64_t>(o.tp_timeout * 1000)),
+                               *parse_moe_split(o.moe_split));
   std::unique_ptr<Model>* model = &loaded;
   if (!tp_rt.ok()) {
     std::fprintf(stderr, "error: %s\n", tp_rt.status().to_string().c_str());
@@ -602,6 +603,7 @@ void add_bench_command(CLI::App& app, CliContext& ctx) {
   cmd->add_flag("--profile-ops", o->profile_ops,
                 "time each backend op of the measured decode steps (waits for each op)");
   add_tp_flags(cmd, &o->tp, &o->tp_timeout);
+  add_moe_split_flag(cmd, &o->moe_split);
   cmd->add_option("--temperature", o->temperature, "decode sampling temperature (0: greedy)")
       ->capture_default_str()
       ->check(CLI::Range(0.0, 100.0));
