@@ -26,6 +26,18 @@
 namespace arc::cli {
 namespace {
 
+// bench --tp JSON: how the routed experts were split and the loads the choice compared (null for
+// one rank or a dense model).
+nlohmann::json moe_split_json(const ShardPlan& p, int ranks) {
+  if (ranks <= 1 || !p.has_moe) return nullptr;
+  const MoeSplitChoice& c = p.moe;
+  return {{"chosen", c.ep ? "ep" : "tp"},
+          {"requested", std::string(moe_split_name(c.requested))},
+          {"experts_per_rank", c.ep ? nlohmann::json(p.n_local_expert) : nlohmann::json(nullptr)},
+          {"busiest_rank_experts_per_token", {{"tp", c.tp_decode}, {"ep", c.ep_decode}}},
+          {"busiest_rank_prefill_share", {{"tp", c.tp_prefill}, {"ep", c.ep_prefill}}}};
+}
+
 struct BenchOpts {
   std::string model;
   int n_prompt = 512;
@@ -456,6 +468,7 @@ int run_bench(const BenchOpts& o) {
         {"tp", comm.size()},
         {"rank0_weight_bytes", (*tp_rt)->rank_weight_bytes()},
         {"tp_split", comm.size() > 1 ? (*tp_rt)->plan().describe() : std::vector<std::string>{}},
+        {"moe_split", moe_split_json((*tp_rt)->plan(), comm.size())},
         {"sampling", {{"temperature", o.temperature}, {"top_k", o.top_k}, {"top_p", o.top_p}}},
     };
     if (!bws.empty()) {
