@@ -64,8 +64,11 @@ Result<MoeSplitChoice> choose_moe_split(int64_t n_expert, int64_t k, const Resul
                                         int ranks, MoeSplitMode mode);
 
 // One line for logs, `bench --tp`, the fit report and /engine/status:
-//   "routed experts: expert parallelism, 64 + 64 whole experts (auto: busiest rank reads 5.1 of
-//    8 routed experts per token vs 5.3 for the expert width 768 in 256-value blocks: 512 + 256)"
+//   "routed experts: expert parallelism, 64 per rank of 128 whole experts (auto: busiest rank
+//    reads 5.06 of 8 routed experts per token with whole experts vs 5.33 with the expert width
+//    768 in 256-value blocks: 512 + 256 (...); prefill 50% vs 67%; the link carries the same
+//    all-reduce)"
+//   "routed experts: block split, a share of every expert per rank (--moe-split tp; ...)"
 std::string describe(const MoeSplitChoice& c);
 
 }  // namespace arc
