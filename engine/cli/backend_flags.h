@@ -70,6 +70,16 @@ inline void add_tp_flags(CLI::App* cmd, int* tp, double* tp_timeout) {
       ->check(CLI::Range(0.5, 3600.0));
 }
 
+// --moe-split tp|ep|auto: how a tensor-parallel job splits a MoE model's routed experts
+// (arc/moe_split.h).
+inline void add_moe_split_flag(CLI::App* cmd, std::string* moe_split) {
+  cmd->add_option("--moe-split", *moe_split,
+                  "with --tp: routed experts split by blocks of every expert (tp), whole experts "
+                  "per rank (ep), or whichever loads the ranks more evenly (auto)")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"auto", "tp", "ep"}));
+}
+
 // The backend the flags name, with `threads` CPU threads. With --tp > 1 and --backend cuda each
 // rank takes its own device and the forward's collectives run through NCCL.
 inline Result<std::unique_ptr<Backend>> open_backend(BackendOptions o, int threads, int tp = 1) {

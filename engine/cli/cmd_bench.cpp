@@ -26,6 +26,18 @@
 namespace arc::cli {
 namespace {
 
+// bench --tp JSON: how the routed experts were split and the loads the choice compared (null for
+// one rank or a dense model).
+nlohmann::json moe_split_json(const ShardPlan& p, int ranks) {
+  if (ranks <= 1 || !p.has_moe) return nullptr;
+  const MoeSplitChoice& c = p.moe;
+  return {{"chosen", c.ep ? "ep" : "tp"},
+          {"requested", std::string(moe_split_name(c.requested))},
+          {"experts_per_rank", c.ep ? nlohmann::json(p.n_local_expert) : nlohmann::json(nullptr)},
+          {"busiest_rank_experts_per_token", {{"tp", c.tp_decode}, {"ep", c.ep_decode}}},
+          {"busiest_rank_prefill_share", {{"tp", c.tp_prefill}, {"ep", c.ep_prefill}}}};
+}
+
 struct BenchOpts {
   std::string model;
   int n_prompt = 512;
@@ -37,7 +49,8 @@ struct BenchOpts {
   int bandwidth_mib = 1024;  // buffer of the bandwidth measurement: far beyond the caches
   int tp = 1;                // tensor-parallel ranks (mpirun -np N)
   BackendOptions backend;
-  double tp_timeout = 60;  // seconds one collective may take before the job is aborted
+  double tp_timeout = 60;          // seconds one collective may take before the job is aborted
+  std::string moe_split = "auto";  // --moe-split
   // Decode sampling, as a request would ask for it (0: greedy).
   float temperature = 0.0f;
   int top_k = 0;
@@ -112,9 +125,9 @@ int run_bench(const BenchOpts& o) {
   auto* dev = dynamic_cast<DeviceReport*>(base);  // nullptr on the CPU
   // With --tp N only this rank's shard is loaded.
   std::unique_ptr<Model> loaded;
-  auto tp_rt =
-      TpRuntime::load(o.tp, o.model, *base, loaded,
-                      std::chrono::milliseconds(static_cast<int64_t>(o.tp_timeout * 1000)));
+  auto tp_rt = TpRuntime::load(o.tp, o.model, *base, loaded,
+                               std::chrono::milliseconds(static_cast<int64_t>(o.tp_timeout * 1000)),
+                               *parse_moe_split(o.moe_split));
   std::unique_ptr<Model>* model = &loaded;
   if (!tp_rt.ok()) {
     std::fprintf(stderr, "error: %s\n", tp_rt.status().to_string().c_str());
@@ -455,6 +468,7 @@ int run_bench(const BenchOpts& o) {
         {"tp", comm.size()},
         {"rank0_weight_bytes", (*tp_rt)->rank_weight_bytes()},
         {"tp_split", comm.size() > 1 ? (*tp_rt)->plan().describe() : std::vector<std::string>{}},
+        {"moe_split", moe_split_json((*tp_rt)->plan(), comm.size())},
         {"sampling", {{"temperature", o.temperature}, {"top_k", o.top_k}, {"top_p", o.top_p}}},
     };
     if (!bws.empty()) {
@@ -602,6 +616,7 @@ void add_bench_command(CLI::App& app, CliContext& ctx) {
   cmd->add_flag("--profile-ops", o->profile_ops,
                 "time each backend op of the measured decode steps (waits for each op)");
   add_tp_flags(cmd, &o->tp, &o->tp_timeout);
+  add_moe_split_flag(cmd, &o->moe_split);
   cmd->add_option("--temperature", o->temperature, "decode sampling temperature (0: greedy)")
       ->capture_default_str()
       ->check(CLI::Range(0.0, 100.0));

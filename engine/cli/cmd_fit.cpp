@@ -38,6 +38,7 @@ struct FitArgs {
   bool list = false;
   bool json = false;
   std::string kv_dtype = "f16";
+  std::string moe_split = "auto";  // --moe-split: the routed experts' split shown for --boxes
   fit::Cluster cluster;
   fit::Workload workload;
 };
@@ -154,10 +155,10 @@ int run_fit(FitArgs& a) {
   std::vector<std::string> split;
   if (a.cluster.boxes > 1) {
     if (remote_header && config_from_gguf(*remote_header).ok()) {
-      split = describe_split(*remote_header, a.cluster.boxes);
+      split = describe_split(*remote_header, a.cluster.boxes, *parse_moe_split(a.moe_split));
     } else if (!a.model_file.empty()) {
       if (auto f = gguf::File::open(a.model_file); f.ok() && config_from_gguf(*f).ok()) {
-        split = describe_split(*f, a.cluster.boxes);
+        split = describe_split(*f, a.cluster.boxes, *parse_moe_split(a.moe_split));
       }
     }
   }
@@ -190,6 +191,11 @@ void add_fit_command(CLI::App& app, CliContext& ctx) {
   cmd->add_option("--build", args->build, "build of the catalog model (quantization)");
   cmd->add_option("--catalog-file", args->catalog_file, "catalog JSON instead of the built-in one");
   cmd->add_flag("--list", args->list, "list catalog models and their builds");
+  cmd->add_option("--moe-split", args->moe_split,
+                  "with --boxes: routed experts by blocks of every expert (tp), whole experts per "
+                  "box (ep), or whichever loads the boxes more evenly (auto)")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"auto", "tp", "ep"}));
   cmd->add_option("--boxes", args->cluster.boxes, "number of boxes (tensor-parallel ranks)")
       ->capture_default_str();
   cmd->add_option("--context", args->workload.context, "context length per sequence, tokens")

@@ -45,9 +45,10 @@ struct RunOpts {
   bool json = false;
   int logprobs = 0;
   int threads = 0;
-  int tp = 1;              // tensor-parallel ranks (mpirun -np N)
-  double tp_timeout = 60;  // seconds one collective may take before the job is aborted
-  std::string test_fault;  // tests only: "exit" or "hang" on rank 1 before test_fault_step
+  int tp = 1;                      // tensor-parallel ranks (mpirun -np N)
+  double tp_timeout = 60;          // seconds one collective may take before the job is aborted
+  std::string moe_split = "auto";  // --moe-split
+  std::string test_fault;          // tests only: "exit" or "hang" on rank 1 before test_fault_step
   int64_t test_fault_step = 0;
   BackendOptions backend;
   std::vector<std::string> images;  // image files, placed before the prompt text
@@ -195,7 +196,8 @@ int run(RunOpts o) {
   // With --tp N only this rank's shard is loaded (config included), before the KV cache.
   std::unique_ptr<Model> loaded;
   auto tp = TpRuntime::load(o.tp, o.model, *backend, loaded,
-                            std::chrono::milliseconds(static_cast<int64_t>(o.tp_timeout * 1000)));
+                            std::chrono::milliseconds(static_cast<int64_t>(o.tp_timeout * 1000)),
+                            *parse_moe_split(o.moe_split));
   if (!tp.ok()) return fail(tp.status());
   std::unique_ptr<Model>* model = &loaded;
   const ModelConfig& c = (*model)->config();
@@ -348,6 +350,7 @@ void add_run_command(CLI::App& app, CliContext& ctx) {
   cmd->add_option("--mmproj", o->mmproj,
                   "vision projector GGUF (default: an mmproj-*.gguf beside the model)");
   add_tp_flags(cmd, &o->tp, &o->tp_timeout);
+  add_moe_split_flag(cmd, &o->moe_split);
   cmd->add_option("--tp-test-fault", o->test_fault)
       ->check(CLI::IsMember({"exit", "hang"}))
       ->group("");

@@ -33,11 +33,12 @@ struct ServeOpts {
   ServerOptions server;
   EngineOptions engine;
   std::string kv_type = "f16";
-  int tp = 1;                     // tensor-parallel ranks (mpirun -np N)
-  double tp_timeout = 60;         // seconds one collective may take before a rank counts as failed
-  double tp_load_timeout = 1800;  // seconds every rank may take to load its shard
-  std::string api_key_file;       // the key on the file's first line (kept out of `ps`)
-  std::string test_fault;         // tests only: "exit" or "hang" on rank 1 before test_fault_step
+  int tp = 1;                      // tensor-parallel ranks (mpirun -np N)
+  double tp_timeout = 60;          // seconds one collective may take before a rank counts as failed
+  double tp_load_timeout = 1800;   // seconds every rank may take to load its shard
+  std::string moe_split = "auto";  // --moe-split
+  std::string api_key_file;        // the key on the file's first line (kept out of `ps`)
+  std::string test_fault;          // tests only: "exit" or "hang" on rank 1 before test_fault_step
   int64_t test_fault_step = 0;
   double test_memory_gib = 0;  // tests only: rank 1 pretends to have this much memory free
 };
@@ -157,6 +158,7 @@ int serve(ServeOpts o) {
     o.engine.tp_comm = &(*tp)->comm();
     o.engine.tp_abort_grace_s = o.tp_timeout;
     o.engine.tp_load_timeout_s = o.tp_load_timeout;
+    o.engine.moe_split = *parse_moe_split(o.moe_split);
   }
 
   o.engine.version = ARC_VERSION;
@@ -295,6 +297,7 @@ void add_serve_command(CLI::App& app, CliContext& ctx) {
                   "seconds every rank may take to load its shard of a model")
       ->capture_default_str()
       ->check(CLI::Range(0.5, 86400.0));
+  add_moe_split_flag(cmd, &o->moe_split);
   // Fault-handling tests only (hidden): rank 1 exits or hangs before the given step (0: at load).
   cmd->add_option("--tp-test-fault", o->test_fault)
       ->check(CLI::IsMember({"exit", "hang"}))

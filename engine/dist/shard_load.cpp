@@ -96,7 +96,7 @@ bool on_disk(const gguf::File& file) {
 
 }  // namespace
 
-Result<ShardPlan> plan_for_file(const gguf::File& file, int n_ranks, int rank) {
+Result<ShardPlan> plan_for_file(const gguf::File& file, int n_ranks, int rank, MoeSplitMode moe) {
   ARC_ASSIGN_OR_RETURN(ModelConfig cfg, config_from_gguf(file));
   return make_shard_plan(
       cfg,
@@ -104,16 +104,16 @@ Result<ShardPlan> plan_for_file(const gguf::File& file, int n_ranks, int rank) {
         const gguf::TensorInfo* t = file.find_tensor(ref.name);
         return t != nullptr ? t->type : DType::F32;
       },
-      n_ranks, rank);
+      n_ranks, rank, moe);
 }
 
-std::vector<std::string> describe_split(const gguf::File& file, int n_ranks) {
-  Result<ShardPlan> first = plan_for_file(file, n_ranks, 0);
+std::vector<std::string> describe_split(const gguf::File& file, int n_ranks, MoeSplitMode moe) {
+  Result<ShardPlan> first = plan_for_file(file, n_ranks, 0, moe);
   if (!first.ok()) return {std::string(first.status().message())};
   std::vector<std::string> lines = first->describe();
   uint64_t most = 0;
   for (int r = 0; r < n_ranks; ++r) {
-    Result<ShardPlan> p = plan_for_file(file, n_ranks, r);
+    Result<ShardPlan> p = plan_for_file(file, n_ranks, r, moe);
     if (p.ok()) most = std::max(most, shard_weight_bytes(file, *p));
   }
   lines.push_back("largest rank holds " + std::to_string(most >> 20) + " MiB of weights");

@@ -74,9 +74,24 @@ void append(std::vector<ShardPart>& parts, ShardPart p) {
   parts.push_back(p);
 }
 
+// The routed experts' tensors: whole experts per rank under expert parallelism.
+bool expert_tensor(const TensorRef& ref) {
+  switch (ref.spec->role) {
+    case TensorRole::kFfnGateExps:
+    case TensorRole::kFfnUpExps:
+    case TensorRole::kFfnDownExps:
+    case TensorRole::kFfnGateExpsBias:
+    case TensorRole::kFfnUpExpsBias:
+    case TensorRole::kFfnDownExpsBias:
+      return true;
+    default:
+      return false;
+  }
+}
+
 // The cuts of every split dimension of rank `rank`; the reason when the model cannot split.
 Status plan_cuts(const ModelConfig& cfg, const TensorTypeFn& type_of, int n, int rank,
-                 ShardPlan& p) {
+                 MoeSplitMode moe, ShardPlan& p) {
   const Units u = block_units(cfg, type_of);
   if (cfg.mla()) {
     ARC_ASSIGN_OR_RETURN(p.heads, split_latent_heads(cfg.n_head, cfg.v_head_dim, n, u.q));
@@ -91,7 +106,16 @@ Status plan_cuts(const ModelConfig& cfg, const TensorTypeFn& type_of, int n, int
     return ok_status();
   };
   ARC_RETURN_IF_ERROR(width(cfg.n_ff, u.ff, "the dense FFN", p.ff));
-  ARC_RETURN_IF_ERROR(width(cfg.is_moe() ? cfg.n_ff_exp : 0, u.ff_exp, "the experts", p.ff_exp));
+  if (cfg.is_moe() && cfg.n_ff_exp > 0) {
+    // Block split or whole experts (arc/moe_split.h); either may be refused when forced.
+    Result<WidthSplit> tp = split_width(cfg.n_ff_exp, u.ff_exp, n);
+    if (!tp.ok()) tp = failed_precondition("the experts: " + std::string(tp.status().message()));
+    Result<MoeSplitChoice> c = choose_moe_split(cfg.n_expert, cfg.n_expert_used, tp, n, moe);
+    if (!c.ok()) return c.status();
+    p.has_moe = true;
+    p.moe = *c;
+    if (!p.moe.ep) p.ff_exp = *tp;
+  }
   ARC_RETURN_IF_ERROR(width(cfg.ffn == FfnKind::kMoeShared ? cfg.n_ff_shexp : 0, u.ff_shexp,
                             "the shared expert", p.ff_shexp));
   // This rank's slots: real slot v holds KV head v / kv_copies and Q heads
@@ -129,13 +153,14 @@ std::vector<ShardPart> scaled(const std::vector<ShardPart>& parts, int64_t k) {
 std::vector<std::string> ShardPlan::describe() const {
   std::vector<std::string> out = {arc::describe(heads)};
   if (!ff.begin.empty()) out.push_back(arc::describe(ff, "dense FFN width"));
+  if (has_moe && n_ranks > 1) out.push_back(arc::describe(moe));
   if (!ff_exp.begin.empty()) out.push_back(arc::describe(ff_exp, "expert width"));
   if (!ff_shexp.begin.empty()) out.push_back(arc::describe(ff_shexp, "shared-expert width"));
   return out;
 }
 
 Result<ShardPlan> make_shard_plan(const ModelConfig& cfg, const TensorTypeFn& type_of, int n_ranks,
-                                  int rank) {
+                                  int rank, MoeSplitMode moe) {
   if (n_ranks < 1) return invalid_argument("the rank count must be at least 1");
   if (rank < 0 || rank >= n_ranks) return invalid_argument("shard plan: rank out of range");
   if (cfg.hybrid() && n_ranks > 1) {
@@ -144,11 +169,12 @@ Result<ShardPlan> make_shard_plan(const ModelConfig& cfg, const TensorTypeFn& ty
         "them on one box");
   }
   ShardPlan p;
-  if (Status s = plan_cuts(cfg, type_of, n_ranks, rank, p); !s.ok()) {
+  if (Status s = plan_cuts(cfg, type_of, n_ranks, rank, moe, p); !s.ok()) {
     std::string ok;
     for (int n = 1; n <= 8; ++n) {
       ShardPlan q;
-      if (plan_cuts(cfg, type_of, n, 0, q).ok()) ok += (ok.empty() ? "" : ", ") + std::to_string(n);
+      if (plan_cuts(cfg, type_of, n, 0, moe, q).ok())
+        ok += (ok.empty() ? "" : ", ") + std::to_string(n);
     }
     return failed_precondition("cannot split the model over " + std::to_string(n_ranks) +
                                " ranks: " + std::string(s.message()) +
@@ -180,12 +206,19 @@ Result<ShardPlan> make_shard_plan(const ModelConfig& cfg, const TensorTypeFn& ty
     p.local.n_ff_exp = p.ff_exp.count(rank);
   }
   if (!p.ff_shexp.begin.empty()) p.local.n_ff_shexp = p.ff_shexp.count(rank);
+  if (p.ep()) {
+    // Whole experts: the full expert width, a range of experts (the router still scores all).
+    p.expert_begin = p.moe.experts.begin[rank];
+    p.n_local_expert = p.moe.experts.count(rank);
+    p.local.ep_expert_begin = p.expert_begin;
+    p.local.ep_n_expert = p.n_local_expert;
+  }
   p.vocab_begin.resize(static_cast<size_t>(n) + 1);
   for (int64_t r = 0; r <= n; ++r) p.vocab_begin[r] = cfg.n_vocab * r / n;
   return p;
 }
 
-Result<ShardPlan> make_shard_plan(const Model& model, int n_ranks, int rank) {
+Result<ShardPlan> make_shard_plan(const Model& model, int n_ranks, int rank, MoeSplitMode moe) {
   const gguf::File& f = model.file();
   return make_shard_plan(
       model.config(),
@@ -193,12 +226,23 @@ Result<ShardPlan> make_shard_plan(const Model& model, int n_ranks, int rank) {
         const gguf::TensorInfo* t = f.find_tensor(ref.name);
         return t != nullptr ? t->type : DType::F32;
       },
-      n_ranks, rank);
+      n_ranks, rank, moe);
 }
 
 TensorShard tensor_shard(const ShardPlan& p, const TensorRef& ref) {
   TensorShard s;
-  if (p.n_ranks == 1 || ref.spec->split == Split::kReplicated) return s;
+  if (p.n_ranks == 1) return s;
+  if (p.ep() && expert_tensor(ref)) {
+    // Whole experts: slices of the 3-D weights [n_expert][rows][cols], rows of the 2-D biases
+    // [n_expert rows] (the down bias too: each expert's owner adds it).
+    s.whole = false;
+    s.slices = ref.spec->n_dims == 3;
+    s.columns = false;
+    s.begin = p.expert_begin;
+    s.count = p.n_local_expert;
+    return s;
+  }
+  if (ref.spec->split == Split::kReplicated) return s;
   s.whole = false;
   s.columns = splits_columns(ref);
   const int64_t hd = p.full.head_dim;

@@ -49,9 +49,10 @@ Result<std::unique_ptr<TpRuntime>> TpRuntime::join(int n_ranks,
 }
 
 Result<std::unique_ptr<TpRuntime>> TpRuntime::start(int n_ranks, Model& model, Backend& backend,
-                                                    std::chrono::milliseconds deadline) {
+                                                    std::chrono::milliseconds deadline,
+                                                    MoeSplitMode moe) {
   ARC_ASSIGN_OR_RETURN(auto rt, join(n_ranks, deadline));
-  ARC_ASSIGN_OR_RETURN(rt->plan_, make_shard_plan(model, n_ranks, rt->rank()));
+  ARC_ASSIGN_OR_RETURN(rt->plan_, make_shard_plan(model, n_ranks, rt->rank(), moe));
   if (n_ranks == 1) {
     rt->rank_bytes_ = model.weight_bytes();
     return rt;
@@ -62,10 +63,11 @@ Result<std::unique_ptr<TpRuntime>> TpRuntime::start(int n_ranks, Model& model, B
 
 Result<std::unique_ptr<TpRuntime>> TpRuntime::load(int n_ranks, const std::string& path,
                                                    Backend& backend, std::unique_ptr<Model>& model,
-                                                   std::chrono::milliseconds deadline) {
+                                                   std::chrono::milliseconds deadline,
+                                                   MoeSplitMode moe) {
   ARC_ASSIGN_OR_RETURN(auto rt, join(n_ranks, deadline));
   ARC_ASSIGN_OR_RETURN(gguf::File file, gguf::File::open(path));
-  ARC_ASSIGN_OR_RETURN(rt->plan_, plan_for_file(file, n_ranks, rt->rank()));
+  ARC_ASSIGN_OR_RETURN(rt->plan_, plan_for_file(file, n_ranks, rt->rank(), moe));
   ARC_ASSIGN_OR_RETURN(model, load_model_shard(std::move(file), backend, rt->plan_));
   rt->rank_bytes_ = model->weight_bytes();
   ARC_ASSIGN_OR_RETURN(rt->tensor_, make_tensor_communicator(*rt->comm_, backend, deadline));

@@ -95,7 +95,7 @@ Result<WorkerPrep> prepare_worker(Communicator& comm, const TpModelSpec& spec,
   bo.mmap_weights = options.mmap_weights;
   ARC_ASSIGN_OR_RETURN(p.backend, make_backend(bo));
   ARC_ASSIGN_OR_RETURN(gguf::File f, gguf::File::open(spec.path));
-  ARC_ASSIGN_OR_RETURN(p.plan, plan_for_file(f, comm.size(), comm.rank()));
+  ARC_ASSIGN_OR_RETURN(p.plan, plan_for_file(f, comm.size(), comm.rank(), spec.moe_split));
   p.file.emplace(std::move(f));
   return p;
 }
@@ -138,15 +138,17 @@ Result<std::unique_ptr<WorkerModel>> load_worker_model(WorkerPrep& p, const TpMo
 
 Status TpServeGroup::begin_load(const TpModelSpec& spec) {
   if (shut_down_) return failed_precondition("the ranks were shut down");
-  const std::string body = nlohmann::json({{"path", spec.path},
-                                           {"n_blocks", spec.n_blocks},
-                                           {"n_swa_blocks", spec.n_swa_blocks},
-                                           {"block_size", spec.block_size},
-                                           {"kv_type", static_cast<int>(spec.kv_type)},
-                                           {"backend", spec.backend},
-                                           {"workspace_bytes", spec.workspace_bytes},
-                                           {"reserve_bytes", spec.reserve_bytes}})
-                               .dump();
+  const std::string body =
+      nlohmann::json({{"path", spec.path},
+                      {"n_blocks", spec.n_blocks},
+                      {"n_swa_blocks", spec.n_swa_blocks},
+                      {"block_size", spec.block_size},
+                      {"kv_type", static_cast<int>(spec.kv_type)},
+                      {"backend", spec.backend},
+                      {"workspace_bytes", spec.workspace_bytes},
+                      {"reserve_bytes", spec.reserve_bytes},
+                      {"moe_split", std::string(moe_split_name(spec.moe_split))}})
+          .dump();
   ControlHeader h;
   h.kind = kLoad;
   h.bytes = static_cast<int64_t>(body.size());
@@ -198,6 +200,8 @@ Status tp_serve_worker(Communicator& comm, const TpWorkerOptions& options) {
     spec.backend = j.value("backend", std::string("cpu"));
     spec.workspace_bytes = j.value("workspace_bytes", uint64_t{0});
     spec.reserve_bytes = j.value("reserve_bytes", uint64_t{0});
+    spec.moe_split =
+        parse_moe_split(j.value("moe_split", std::string("auto"))).value_or(MoeSplitMode::kAuto);
     log->info("rank {}: loading {}", comm.rank(), spec.path);
     // Every phase ends with every rank's outcome: when one rank failed, all drop the model and
     // wait for the next one; a broken collective, though, ends the worker.

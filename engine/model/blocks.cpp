@@ -292,6 +292,10 @@ void moe_ffn_block(LayerContext& c) {
   r.weight_scale = cfg.expert_weights_scale;
   r.n_group = cfg.n_expert_group;
   r.n_group_used = cfg.n_expert_group_used;
+  // Expert parallelism: ids of the experts this rank holds, -1 for the others' (skipped below).
+  const bool ep = cfg.ep_n_expert > 0;
+  r.expert_begin = cfg.ep_expert_begin;
+  r.n_local = cfg.ep_n_expert;
   r.ids = b.expert_ids;
   r.weights = b.expert_w;
   be.moe_route(r);
@@ -304,7 +308,7 @@ void moe_ffn_block(LayerContext& c) {
   m.n_tokens = t;
   m.n_embd = cfg.n_embd;
   m.n_ff = cfg.n_ff_exp;
-  m.n_expert = cfg.n_expert;
+  m.n_expert = ep ? cfg.ep_n_expert : cfg.n_expert;  // the experts g, u, d hold
   m.k = cfg.n_expert_used;
   m.ids = b.expert_ids;
   m.weights = b.expert_w;
@@ -320,7 +324,8 @@ void moe_ffn_block(LayerContext& c) {
   if (cfg.expert_bias) {
     m.gate_bias = c.w(TensorRole::kFfnGateExpsBias).f32();  // [n_expert, n_ff_exp] (this rank's)
     m.up_bias = c.w(TensorRole::kFfnUpExpsBias).f32();
-    m.down_bias = adds_replicated_bias(c) ? c.w(TensorRole::kFfnDownExpsBias).f32() : nullptr;
+    // Under EP each rank holds its experts' down biases and adds them with those experts.
+    m.down_bias = ep || adds_replicated_bias(c) ? c.w(TensorRole::kFfnDownExpsBias).f32() : nullptr;
   }
   if (cfg.swiglu_oai) {
     m.act = kernels::MoeActivation::kSwiGluOai;

@@ -446,6 +446,11 @@ json EngineService::status() const {
                   {"tools", l->info.tools},
                   {"tool_call_syntax", output_syntax_name(l->syntax)},
                   {"settings", settings_json(l->settings)}};
+    if (l->n_ranks > 1) {
+      // How the model splits over the ranks; the routed experts' line says which split and why.
+      j["model"]["tp_split"] = l->tp_split;
+      j["model"]["moe_split_requested"] = std::string(moe_split_name(m.opt.moe_split));
+    }
     SchedulerStats s = l->stats();
     j["kv"] = {{"blocks_total", s.kv_blocks_total},
                {"blocks_used", s.kv_blocks_used},

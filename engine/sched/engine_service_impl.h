@@ -63,6 +63,9 @@ struct LoadedModel {
   SpecOptions spec;
   std::string spec_note;
   int n_ranks = 1;
+  // Tensor parallel: how the model splits (ShardPlan::describe; the routed experts' line says
+  // block split or whole experts, and why), for /engine/status.
+  std::vector<std::string> tp_split;
   // Tensor parallel: sends each step (and the unload) to the other ranks; null on one rank.
   std::unique_ptr<TpDriver> tp_driver;
   std::mutex tp_send_mu;  // held while a step or a cluster message goes to the other ranks

@@ -219,7 +219,7 @@ Status check_loadable(EngineService::Impl& m, const std::string& path, const Loa
   if (n_ranks > 1) {
     // A model that does not split over this many ranks: the request's problem (400), not an
     // outage.
-    auto plan = plan_for_file(*file, n_ranks, 0);
+    auto plan = plan_for_file(*file, n_ranks, 0, m.opt.moe_split);
     if (!plan.ok()) return invalid_argument(plan.status().message());
     weights = shard_weight_bytes(*file, *plan);
     c = plan->local;
@@ -298,7 +298,8 @@ Result<std::shared_ptr<LoadedModel>> load_model(EngineService::Impl& m, const st
   l->n_ranks = n_ranks;
   ShardPlan plan;
   if (n_ranks > 1) {
-    ARC_ASSIGN_OR_RETURN(plan, plan_for_file(*file, n_ranks, 0));
+    ARC_ASSIGN_OR_RETURN(plan, plan_for_file(*file, n_ranks, 0, m.opt.moe_split));
+    l->tp_split = plan.describe();
     file_bytes = shard_weight_bytes(*file, plan);
   }
   uint64_t available = available_memory_bytes();
@@ -493,8 +494,9 @@ Result<std::shared_ptr<LoadedModel>> load_model(EngineService::Impl& m, const st
     // shards while this rank loads its own. Each phase ends with every rank's outcome (the
     // first: every rank's memory guard, this one's passed above), so all ranks drop the model
     // together when one fails, and the error names the failed ranks.
-    TpModelSpec spec{path,          kvo.n_blocks, kvo.n_swa_blocks, block, settings.kv_type,
-                     m.opt.backend, workspace,    reserve};
+    TpModelSpec spec{path,      kvo.n_blocks,     kvo.n_swa_blocks,
+                     block,     settings.kv_type, m.opt.backend,
+                     workspace, reserve,          m.opt.moe_split};
     ARC_RETURN_IF_ERROR(m.tp->begin_load(spec).with_context("ranks"));
     ARC_RETURN_IF_ERROR(m.tp->gather(ok_status()));
     auto shard = load_model_shard(std::move(*file), *l->backend, plan, lo);

@@ -59,6 +59,13 @@ void mask_groups(const RouterArgs& a, float* select, int32_t* order) {
   }
 }
 
+// Expert parallelism: expert e relative to the rank's first, -1 when another rank holds it.
+int32_t local_id(const RouterArgs& a, int32_t e) {
+  if (a.n_local <= 0) return e;
+  const int64_t l = e - a.expert_begin;
+  return l >= 0 && l < a.n_local ? static_cast<int32_t>(l) : -1;
+}
+
 }  // namespace
 
 void moe_route(const RouterArgs& a) {
@@ -103,7 +110,7 @@ void moe_route(const RouterArgs& a) {
     for (int64_t j = 0; j < k; ++j) {
       float w = prob[order[j]];
       if (a.normalize && wsum > 0) w /= wsum;
-      a.ids[t * a.k + j] = order[j];
+      a.ids[t * a.k + j] = local_id(a, order[j]);
       a.weights[t * a.k + j] = w * a.weight_scale;
     }
   }
@@ -218,14 +225,15 @@ bool moe_ffn_at(IsaLevel level, const MoeFfnArgs& a, Parallel* pool, Workspace* 
   }
   if (kg.fn == nullptr || ku.fn == nullptr || kd.fn == nullptr) return false;
   const int64_t n_slots = a.n_tokens * a.k;
-  for (int64_t i = 0; i < n_slots; ++i) {
-    if (a.ids[i] < 0 || a.ids[i] >= a.n_expert) return false;
-  }
+  // Slots whose expert another rank holds (ids outside [0, n_expert)) are left out.
+  auto held = [&](int64_t i) { return a.ids[i] >= 0 && a.ids[i] < a.n_expert; };
+  int64_t n_held = 0;
+  for (int64_t i = 0; i < n_slots; ++i) n_held += held(i) ? 1 : 0;
   const size_t gate_stride = a.gate_expert_bytes ? a.gate_expert_bytes : *gate_row * a.n_ff;
   const size_t up_stride = a.up_expert_bytes ? a.up_expert_bytes : *up_row * a.n_ff;
   const size_t down_stride = a.down_expert_bytes ? a.down_expert_bytes : *down_row * a.n_embd;
   const int64_t n_embd = a.n_embd, n_ff = a.n_ff;
-  if (n_slots == 0) {
+  if (n_held == 0) {
     if (!a.accumulate) std::fill(a.y, a.y + a.n_tokens * n_embd, 0.0f);
     return true;
   }
@@ -256,7 +264,9 @@ bool moe_ffn_at(IsaLevel level, const MoeFfnArgs& a, Parallel* pool, Workspace* 
   auto* groups = reinterpret_cast<Group*>(slot_token + n_slots);
   int64_t* pending = reinterpret_cast<int64_t*>(groups + n_slots);
   std::fill(count, count + a.n_expert + 1, 0);
-  for (int64_t i = 0; i < n_slots; ++i) ++count[a.ids[i] + 1];
+  for (int64_t i = 0; i < n_slots; ++i) {
+    if (held(i)) ++count[a.ids[i] + 1];
+  }
   std::partial_sum(count, count + a.n_expert + 1, count);
   int64_t n_groups = 0;
   for (int32_t e = 0; e < a.n_expert; ++e) {
@@ -264,21 +274,25 @@ bool moe_ffn_at(IsaLevel level, const MoeFfnArgs& a, Parallel* pool, Workspace* 
   }
   // Stable: within an expert, slots keep token order (count[] becomes each expert's end).
   for (int64_t i = 0; i < n_slots; ++i) {
+    if (!held(i)) {
+      pos_of[i] = -1;  // never the next position in the combine below
+      continue;
+    }
     const int64_t p = count[a.ids[i]]++;
     slot_at[p] = i;
     pos_of[i] = p;
   }
-  for (int64_t p = 0; p < n_slots; ++p) slot_token[p] = slot_at[p] / a.k;
+  for (int64_t p = 0; p < n_held; ++p) slot_token[p] = slot_at[p] / a.k;
 
   Act xg, xu;
-  if (!prepare(level, kg.act, a.x, a.n_tokens, n_embd, slot_token, n_slots, Workspace::kMoeXq,
+  if (!prepare(level, kg.act, a.x, a.n_tokens, n_embd, slot_token, n_held, Workspace::kMoeXq,
                Workspace::kMoeXs, ws, pool, &xg)) {
     return false;
   }
   if (ku.act == kg.act) {
     xu = xg;
-  } else if (!prepare(level, ku.act, a.x, a.n_tokens, n_embd, slot_token, n_slots,
-                      Workspace::kMoeXq, Workspace::kMoeXs2, ws, pool, &xu)) {
+  } else if (!prepare(level, ku.act, a.x, a.n_tokens, n_embd, slot_token, n_held, Workspace::kMoeXq,
+                      Workspace::kMoeXs2, ws, pool, &xu)) {
     return false;
   }
   float* g = ws->get<float>(Workspace::kMoeGate, static_cast<size_t>(n_slots * n_ff));
@@ -437,6 +451,7 @@ bool moe_ffn_at(IsaLevel level, const MoeFfnArgs& a, Parallel* pool, Workspace* 
           const int64_t p = pos_of[t * a.k + jj];
           if (p > prev && (slot < 0 || p < pos_of[slot])) slot = t * a.k + jj;
         }
+        if (slot < 0) break;  // the rest of this token's experts are another rank's
         prev = pos_of[slot];
         // out is this call's scratch (each slot is read once): scaled in place, then added, with
         // the best vector ops; this file is built for the baseline ISA.

@@ -63,6 +63,11 @@ __global__ void __launch_bounds__(kMatvecWarps* kWarp) matvec_q_kernel(MatvecArg
   const int64_t pair = blockIdx.y;
   bool valid = true;
   const uint8_t* w = matvec_weights(a, pair, &valid) + o * a.row_bytes;
+  if (!valid) {  // an expert another rank holds: zeros, without reading any weights
+    float zero[kMatvecMaxTokens] = {};
+    matvec_store(a, zero, pair, o, false);
+    return;
+  }
   const int64_t xrow0 = a.expert_ids ? pair / a.x_div : 0;
   const int64_t yrow0 = a.expert_ids ? pair : 0;
   const int64_t n_units = a.n_in / 32;
@@ -126,6 +131,11 @@ __global__ void __launch_bounds__(kMatvecWarps* kWarp) matvec_f_kernel(MatvecArg
   const int64_t pair = blockIdx.y;
   bool valid = true;
   const uint8_t* w = matvec_weights(a, pair, &valid) + o * a.row_bytes;
+  if (!valid) {  // an expert another rank holds: zeros, without reading any weights
+    float zero[kMatvecMaxTokens] = {};
+    matvec_store(a, zero, pair, o, false);
+    return;
+  }
   const int64_t xrow0 = a.expert_ids ? pair / a.x_div : 0;
   const int64_t yrow0 = a.expert_ids ? pair : 0;
   float acc[kMatvecMaxTokens] = {};

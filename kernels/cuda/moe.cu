@@ -10,6 +10,13 @@ namespace {
 
 constexpr int kMaxK = 64;
 
+// Expert parallelism: expert e relative to the rank's first, -1 when another rank holds it.
+__device__ __forceinline__ int32_t local_id(const RouterArgs& a, int32_t e) {
+  if (a.n_local <= 0) return e;
+  const int64_t l = e - a.expert_begin;
+  return l >= 0 && l < a.n_local ? static_cast<int32_t>(l) : -1;
+}
+
 // One warp per token; dynamic shared: [2][n_expert] floats (probability, selection score).
 __global__ void route_kernel(RouterArgs a, int64_t k) {
   ARC_DYNAMIC_SHARED(float, sh);
@@ -101,7 +108,7 @@ __global__ void route_kernel(RouterArgs a, int64_t k) {
     for (int64_t j = 0; j < k; ++j) {
       float w = prob[chosen[j]];
       if (a.normalize && wsum > 0.0f) w /= wsum;
-      a.ids[t * a.k + j] = chosen[j];
+      a.ids[t * a.k + j] = local_id(a, chosen[j]);
       a.weights[t * a.k + j] = w * a.weight_scale;
     }
   }

@@ -9,6 +9,16 @@
 #include "arc/kernels/moe.h"
 
 namespace arc::kernels::ref {
+namespace {
+
+// Expert parallelism: expert e relative to the rank's first, -1 when another rank holds it.
+int32_t local_id(const RouterArgs& a, int32_t e) {
+  if (a.n_local <= 0) return e;
+  const int64_t l = e - a.expert_begin;
+  return l >= 0 && l < a.n_local ? static_cast<int32_t>(l) : -1;
+}
+
+}  // namespace
 
 void moe_route(const RouterArgs& a) {
   std::vector<double> prob(static_cast<size_t>(a.n_expert));
@@ -55,7 +65,7 @@ void moe_route(const RouterArgs& a) {
     for (int64_t j = 0; j < k; ++j) {
       double w = prob[order[j]];
       if (a.normalize && wsum > 0) w /= wsum;
-      a.ids[t * a.k + j] = order[j];
+      a.ids[t * a.k + j] = local_id(a, order[j]);
       a.weights[t * a.k + j] = static_cast<float>(w * a.weight_scale);
     }
   }
@@ -75,7 +85,7 @@ bool moe_ffn(const MoeFfnArgs& a) {
     std::vector<double> acc(static_cast<size_t>(a.n_embd), 0.0);
     for (int64_t j = 0; j < a.k; ++j) {
       const int32_t e = a.ids[t * a.k + j];
-      if (e < 0 || e >= a.n_expert) return false;
+      if (e < 0 || e >= a.n_expert) continue;  // an expert another rank holds
       MatmulArgs m;
       m.x = a.x + t * a.n_embd;
       m.n_in = a.n_embd;

@@ -121,9 +121,11 @@ void check_model(const Shape& s, int n) {
   const std::string at = std::string(s.name) + " over " + std::to_string(n);
   std::map<int64_t, int> q_seen;
   std::map<std::string, int64_t> width_end;  // next expected begin per width tensor
+  bool ep = false;                           // whole experts per rank (arc/moe_split.h)
   for (int r = 0; r < n; ++r) {
     Result<ShardPlan> p = make_shard_plan(c, types, n, r);
     ASSERT_TRUE(p.ok()) << at << ": " << p.status().to_string();
+    ep = p->ep();
     const ModelConfig& l = p->local;
     // Heads: every real Q head once, with its own KV head in the slot it is grouped with.
     const std::vector<int64_t> q = expand(p->q_parts), kv = expand(p->kv_parts);
@@ -159,8 +161,18 @@ void check_model(const Shape& s, int n) {
           EXPECT_TRUE(t.columns);
           EXPECT_EQ(t.count, l.q_dim()) << at;
           break;
-        case TensorRole::kFfnDown:
         case TensorRole::kFfnDownExps:
+          if (ep) {  // whole experts: this rank's slices continue the previous rank's
+            EXPECT_TRUE(t.slices) << at;
+            if (ref.layer != s.dense_lead) break;
+            EXPECT_EQ(t.begin, width_end["experts"]) << at;
+            width_end["experts"] = t.begin + t.count;
+            EXPECT_EQ(t.count, l.ep_n_expert) << at;
+            EXPECT_EQ(l.n_ff_exp, s.ff_exp) << at;  // every expert whole
+            break;
+          }
+          [[fallthrough]];
+        case TensorRole::kFfnDown:
         case TensorRole::kFfnDownShexp: {
           // Widths: this rank's range continues the previous rank's (one layer of each).
           EXPECT_TRUE(t.columns);
@@ -189,7 +201,9 @@ void check_model(const Shape& s, int n) {
   if (s.ff > 0) {
     EXPECT_EQ(width_end["ffn_down.weight"], s.ff) << at;
   }
-  if (s.ff_exp > 0) {
+  if (s.ff_exp > 0 && ep) {
+    EXPECT_EQ(width_end["experts"], s.experts) << at;
+  } else if (s.ff_exp > 0) {
     EXPECT_EQ(width_end["ffn_down_exps.weight"], s.ff_exp) << at;
   }
   if (s.ff_shexp > 0) {
@@ -207,7 +221,8 @@ TEST(ShardPlanCatalog, EveryModelSplitsOverTwoThreeAndFourRanks) {
 // uneven whole-block shares; 64 heads over 3 ranks are padded.
 TEST(ShardPlanCatalog, UnevenSharesAndPaddingWhereTheyDoNotDivide) {
   const ModelConfig q30 = config(kCatalog[0]);  // 768 = 3 Q4_K blocks
-  Result<ShardPlan> p = make_shard_plan(q30, q4_k_m, 2, 0);
+  // The block split asked for (auto takes whole experts here: shard_plan_ep_test.cpp).
+  Result<ShardPlan> p = make_shard_plan(q30, q4_k_m, 2, 0, MoeSplitMode::kTp);
   ASSERT_TRUE(p.ok());
   EXPECT_EQ(p->ff_exp.count(0), 512);
   EXPECT_EQ(p->ff_exp.count(1), 256);

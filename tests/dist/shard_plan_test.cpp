@@ -94,7 +94,8 @@ TEST(ShardPlan, QuantizationBlocksGoRoundUnevenly) {
   for (int n : {2, 3, 4}) {
     int64_t next = 0;
     for (int r = 0; r < n; ++r) {
-      Result<ShardPlan> p = make_shard_plan(c, q4k, n, r);
+      // The block split asked for (auto may take whole experts: shard_plan_ep_test.cpp).
+      Result<ShardPlan> p = make_shard_plan(c, q4k, n, r, MoeSplitMode::kTp);
       ASSERT_TRUE(p.ok()) << p.status().to_string();
       EXPECT_EQ(p->ff_exp_begin, next);
       EXPECT_EQ(p->local.n_ff_exp, r < 3 ? (n == 2 && r == 0 ? 512 : 256) : 0) << n << " " << r;
@@ -102,11 +103,13 @@ TEST(ShardPlan, QuantizationBlocksGoRoundUnevenly) {
     }
     EXPECT_EQ(next, 768);
   }
-  Result<ShardPlan> p = make_shard_plan(c, q4k, 2, 0);
+  Result<ShardPlan> p = make_shard_plan(c, q4k, 2, 0, MoeSplitMode::kTp);
   const std::vector<std::string> lines = p->describe();
-  ASSERT_EQ(lines.size(), 2u);
-  EXPECT_NE(lines[1].find("512 + 256 (uneven whole blocks, largest rank 67%)"), std::string::npos)
-      << lines[1];
+  ASSERT_EQ(lines.size(), 3u);  // heads, the routed experts' choice, the expert width
+  EXPECT_EQ(lines[1].rfind("routed experts: block split", 0), 0u) << lines[1];
+  EXPECT_NE(lines[1].find("--moe-split tp"), std::string::npos) << lines[1];
+  EXPECT_NE(lines[2].find("512 + 256 (uneven whole blocks, largest rank 67%)"), std::string::npos)
+      << lines[2];
 }
 
 TEST(ShardPlan, TensorRanges) {

@@ -66,6 +66,7 @@ struct Session {
   std::vector<std::string> texts;
   std::vector<int64_t> cached;
   int ranks = 0;
+  std::vector<std::string> tp_split;  // /engine/status model.tp_split
   std::string error;
   // GET /engine/cluster and POST /engine/link-test, with a model loaded and with none.
   std::vector<json> cluster;
@@ -129,7 +130,11 @@ Session script(int port) {
   for (auto& t : threads) t.join();
   s.texts.insert(s.texts.end(), parallel.begin(), parallel.end());
   auto st = c.Get("/engine/status");
-  if (st) s.ranks = json::parse(st->body).value("ranks", 0);
+  if (st) {
+    const json sj = json::parse(st->body);
+    s.ranks = sj.value("ranks", 0);
+    s.tp_split = sj.value("model", json::object()).value("tp_split", std::vector<std::string>{});
+  }
   cluster_checks(c, s);
 
   // Unload, then load model B on every rank.
@@ -160,7 +165,9 @@ TEST_F(TpServe, TwoRanksAnswerLikeOneThenSwitchModels) {
   ASSERT_TRUE(one.error.empty()) << one.error;
   {
     Job j;
-    ASSERT_TRUE(j.start(mpirun(2, serve_args({"--tp", "2", "--tp-timeout", "20"}))));
+    // Whole experts per rank (expert parallelism), asked for: the workers plan alike.
+    ASSERT_TRUE(
+        j.start(mpirun(2, serve_args({"--tp", "2", "--tp-timeout", "20", "--moe-split", "ep"}))));
     const int port = j.wait_port(30);
     ASSERT_GT(port, 0) << j.stderr_text();
     ASSERT_TRUE(wait_state(port, "ready", 30)) << j.stderr_text();
@@ -170,6 +177,12 @@ TEST_F(TpServe, TwoRanksAnswerLikeOneThenSwitchModels) {
   }
   EXPECT_EQ(one.ranks, 1);
   EXPECT_EQ(two.ranks, 2);
+  EXPECT_TRUE(one.tp_split.empty());
+  bool ep_said = false;  // the status says which split the routed experts got, and why
+  for (const std::string& line : two.tp_split) {
+    ep_said = ep_said || line.find("routed experts: expert parallelism") != std::string::npos;
+  }
+  EXPECT_TRUE(ep_said) << json(two.tp_split).dump();
   ASSERT_EQ(one.texts.size(), two.texts.size());
   for (size_t i = 0; i < one.texts.size(); ++i) {
     EXPECT_FALSE(one.texts[i].empty()) << "request " << i;

@@ -71,7 +71,8 @@ void compare(const TestModelOptions& o, float tol) {
   Result<testing::Engine> e = testing::make_engine(o);
   ASSERT_TRUE(e.ok()) << e.status().to_string();
   const uint64_t whole = e->model->weight_bytes();
-  Result<ShardPlan> plan = make_shard_plan(*e->model, comm.size(), comm.rank());
+  // The block split asked for: auto may take whole experts (tp_ep_test covers those).
+  Result<ShardPlan> plan = make_shard_plan(*e->model, comm.size(), comm.rank(), MoeSplitMode::kTp);
   ASSERT_TRUE(plan.ok()) << plan.status().to_string();
   Result<uint64_t> bytes = shard_model(*e->model, *e->backend, *plan);
   ASSERT_TRUE(bytes.ok()) << bytes.status().to_string();
@@ -91,7 +92,7 @@ void compare(const TestModelOptions& o, float tol) {
   ASSERT_TRUE(be.ok()) << be.status().to_string();
   auto f = gguf::File::open(file.path);
   ASSERT_TRUE(f.ok()) << f.status().to_string();
-  auto fplan = plan_for_file(*f, comm.size(), comm.rank());
+  auto fplan = plan_for_file(*f, comm.size(), comm.rank(), MoeSplitMode::kTp);
   ASSERT_TRUE(fplan.ok()) << fplan.status().to_string();
   const uint64_t planned = shard_weight_bytes(*f, *fplan);
   auto model = load_model_shard(std::move(*f), **be, *fplan);
@@ -216,7 +217,7 @@ void compare_cuda(const TestModelOptions& o, const std::string& tag, float tol) 
   ASSERT_TRUE(be.ok()) << be.status().to_string();
   auto f = gguf::File::open(file.path);
   ASSERT_TRUE(f.ok());
-  auto plan = plan_for_file(*f, comm.size(), comm.rank());
+  auto plan = plan_for_file(*f, comm.size(), comm.rank(), MoeSplitMode::kTp);
   ASSERT_TRUE(plan.ok()) << plan.status().to_string();
   const uint64_t planned = shard_weight_bytes(*f, *plan);
   auto model = load_model_shard(std::move(*f), **be, *plan);

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstring>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "arc/kernels/cpu_dispatch.h"
@@ -368,24 +369,167 @@ TEST(MoeFfn, DecodeDownRowsWaitForTheirExpertsActivations) {
   }
 }
 
-TEST(MoeFfn, RejectsBadExpertIds) {
+// Ids outside [0, n_expert) are experts another rank holds (expert parallelism): they add
+// nothing and no weights are read (null matrices here), on both the kernel and the oracle.
+TEST(MoeFfn, SkipsIdsOutsideItsExperts) {
   const int64_t n_embd = 32, n_ff = 32;
-  std::vector<float> wts(n_embd * n_ff * 2, 0.0f), x(n_embd), y(n_embd);
-  const int32_t ids[1] = {2};
-  const float w[1] = {1.0f};
+  std::vector<float> x(n_embd, 1.0f);
+  const int32_t ids[2] = {2, -1};
+  const float w[2] = {1.0f, 0.5f};
   MoeFfnArgs a;
   a.x = x.data();
   a.n_tokens = 1;
   a.n_embd = n_embd;
   a.n_ff = n_ff;
   a.n_expert = 2;
-  a.k = 1;
+  a.k = 2;
   a.ids = ids;
   a.weights = w;
-  a.gate = a.up = a.down = wts.data();
-  a.y = y.data();
-  EXPECT_FALSE(moe_ffn(a, nullptr));
-  EXPECT_FALSE(ref::moe_ffn(a));
+  for (bool accumulate : {false, true}) {
+    std::vector<float> y(n_embd, 7.0f), y_ref = y;
+    a.accumulate = accumulate;
+    a.y = y.data();
+    EXPECT_TRUE(moe_ffn(a, nullptr));
+    a.y = y_ref.data();
+    EXPECT_TRUE(ref::moe_ffn(a));
+    const float expect = accumulate ? 7.0f : 0.0f;
+    for (int64_t i = 0; i < n_embd; ++i) {
+      EXPECT_EQ(y[i], expect);
+      EXPECT_EQ(y_ref[i], expect);
+    }
+  }
+}
+
+// Expert parallelism: routing with an expert range gives the whole routing's choices, relative
+// to the range's first expert, and -1 for the others, with the same weights.
+TEST(MoeRoute, ExpertRangeGivesLocalIds) {
+  const int64_t n_tok = 9, n_exp = 64, k = 6;
+  const auto logits = random_floats(n_tok * n_exp, 61, 2.0f);
+  const auto bias = random_floats(n_exp, 62, 0.1f);
+  for (RouterScoring s : {RouterScoring::kSoftmax, RouterScoring::kSigmoid}) {
+    RouterArgs a;
+    a.logits = logits.data();
+    a.n_tokens = n_tok;
+    a.n_expert = n_exp;
+    a.k = k;
+    a.scoring = s;
+    a.bias = s == RouterScoring::kSigmoid ? bias.data() : nullptr;
+    a.n_group = 8;  // group-limited selection still sees every expert
+    a.n_group_used = 3;
+    std::vector<int32_t> ids(n_tok * k);
+    std::vector<float> w(ids.size());
+    a.ids = ids.data();
+    a.weights = w.data();
+    ref::moe_route(a);
+    for (auto [begin, count] : {std::pair<int64_t, int64_t>{0, 22}, {22, 21}, {43, 21}}) {
+      RouterArgs l = a;
+      l.expert_begin = begin;
+      l.n_local = count;
+      std::vector<int32_t> li(ids.size()), li_ref(ids.size());
+      std::vector<float> lw(ids.size()), lw_ref(ids.size());
+      l.ids = li.data();
+      l.weights = lw.data();
+      moe_route(l);
+      l.ids = li_ref.data();
+      l.weights = lw_ref.data();
+      ref::moe_route(l);
+      for (size_t i = 0; i < ids.size(); ++i) {
+        const int32_t expect = ids[i] >= begin && ids[i] < begin + count ? ids[i] - begin : -1;
+        EXPECT_EQ(li_ref[i], expect) << "range " << begin;
+        EXPECT_EQ(li[i], expect) << "range " << begin;
+        EXPECT_EQ(lw_ref[i], w[i]);
+        EXPECT_NEAR(lw[i], w[i], 1e-5);
+      }
+    }
+  }
+}
+
+// Expert parallelism: each range of whole experts run alone (its matrices and biases from its
+// first expert, local ids from the router) and the partial outputs summed equal all experts in
+// one call, at every level, decode and prefill; the oracle likewise. Only the order of the
+// final additions differs (each expert's output is computed exactly as in the whole call).
+TEST(MoeFfn, ExpertRangesSumToAllExperts) {
+  ThreadPool pool(2);
+  const Experts ex = make_experts(DType::Q4_K, DType::Q6_K, kExperts, kEmbd, kFf);
+  const auto gb = random_floats(kExperts * kFf, 71, 1.5f);
+  const auto ub = random_floats(kExperts * kFf, 72, 1.5f);
+  const auto db = random_floats(kExperts * kEmbd, 73, 0.5f);
+  const size_t gate_e = *dtype_row_bytes(DType::Q4_K, kEmbd) * kFf;  // bytes per expert
+  const size_t down_e = *dtype_row_bytes(DType::Q6_K, kFf) * kEmbd;
+  const int64_t k = 3;
+  for (int64_t n_tok : {1, 2, 11}) {
+    const auto x = random_floats(n_tok * kEmbd, 74);
+    const auto logits = random_floats(n_tok * kExperts, 75);
+    RouterArgs r;
+    r.logits = logits.data();
+    r.n_tokens = n_tok;
+    r.n_expert = kExperts;
+    r.k = k;
+    std::vector<int32_t> ids(n_tok * k);
+    std::vector<float> w(ids.size());
+    r.ids = ids.data();
+    r.weights = w.data();
+    moe_route(r);
+    for (bool biases : {false, true}) {
+      MoeFfnArgs a = expert_args(ex, DType::Q4_K, DType::Q6_K, k);
+      a.x = x.data();
+      a.n_tokens = n_tok;
+      a.ids = ids.data();
+      a.weights = w.data();
+      if (biases) {
+        a.gate_bias = gb.data();
+        a.up_bias = ub.data();
+        a.down_bias = db.data();
+        a.act = MoeActivation::kSwiGluOai;
+      }
+      // Ranges 3 + 3 + 2 (one of a decode token's 3 experts may be in none of a range's).
+      const int64_t begins[] = {0, 3, 6, kExperts};
+      for (int level_i = -1; level_i < static_cast<int>(cpu::available_isas().size()); ++level_i) {
+        const bool oracle = level_i < 0;
+        const cpu::IsaLevel level =
+            oracle ? cpu::IsaLevel::kScalar : cpu::available_isas()[level_i];
+        auto run = [&](const MoeFfnArgs& m) {
+          return oracle ? ref::moe_ffn(m) : cpu::moe_ffn_at(level, m, &pool);
+        };
+        std::vector<float> whole(n_tok * kEmbd), parts(n_tok * kEmbd, 0.0f);
+        a.y = whole.data();
+        ASSERT_TRUE(run(a));
+        for (int p = 0; p < 3; ++p) {
+          const int64_t b = begins[p], n = begins[p + 1] - begins[p];
+          RouterArgs lr = r;
+          lr.expert_begin = b;
+          lr.n_local = n;
+          std::vector<int32_t> lids(ids.size());
+          std::vector<float> lw(ids.size());
+          lr.ids = lids.data();
+          lr.weights = lw.data();
+          moe_route(lr);
+          MoeFfnArgs m = a;
+          m.n_expert = n;
+          m.ids = lids.data();
+          m.weights = lw.data();
+          m.gate = ex.gate.data() + b * gate_e;
+          m.up = ex.up.data() + b * gate_e;
+          m.down = ex.down.data() + b * down_e;
+          if (biases) {
+            m.gate_bias = gb.data() + b * kFf;
+            m.up_bias = ub.data() + b * kFf;
+            m.down_bias = db.data() + b * kEmbd;
+          }
+          m.y = parts.data();
+          m.accumulate = true;
+          ASSERT_TRUE(run(m));
+        }
+        double ss = 0;
+        for (float v : whole) ss += static_cast<double>(v) * v;
+        const double tol = 1e-5 * std::sqrt(ss / static_cast<double>(whole.size())) + 1e-6;
+        for (size_t i = 0; i < whole.size(); ++i) {
+          ASSERT_NEAR(parts[i], whole[i], tol)
+              << (oracle ? "ref" : cpu::isa_name(level)) << " tokens " << n_tok << " i " << i;
+        }
+      }
+    }
+  }
 }
 
 }  // namespace

@@ -7,6 +7,7 @@
 #include <numeric>
 #include <random>
 #include <string>
+#include <utility>
 
 #include "arc/kernels/moe.h"
 #include "arc/kernels/quant.h"
@@ -50,6 +51,46 @@ TEST_F(CudaTest, MoeRouteMatchesRef) {
         EXPECT_EQ(di.download(), ids) << "n_expert " << n_expert;
         EXPECT_LE(max_abs_diff(dw.download(), w), 1e-5) << "n_expert " << n_expert;
       }
+    }
+  }
+}
+
+// Expert parallelism: ids relative to the rank's first expert, -1 for the others' (the oracle's
+// own range handling is checked against the whole routing in tests/kernels/moe_test.cpp).
+TEST_F(CudaTest, MoeRouteExpertRangeMatchesRef) {
+  const int64_t n_tokens = 19, n_expert = 128, k = 8;
+  const auto logits = random_floats(static_cast<size_t>(n_tokens * n_expert), 33, -4.0f, 4.0f);
+  const auto bias = random_floats(static_cast<size_t>(n_expert), 34, -0.5f, 0.5f);
+  for (RouterScoring scoring : {RouterScoring::kSoftmax, RouterScoring::kSigmoid}) {
+    for (auto [begin, count] : {std::pair<int64_t, int64_t>{0, 43}, {86, 42}}) {
+      RouterArgs a;
+      a.logits = logits.data();
+      a.n_tokens = n_tokens;
+      a.n_expert = n_expert;
+      a.k = k;
+      a.scoring = scoring;
+      a.bias = scoring == RouterScoring::kSigmoid ? bias.data() : nullptr;
+      a.n_group = 8;
+      a.n_group_used = 4;
+      a.expert_begin = begin;
+      a.n_local = count;
+      std::vector<int32_t> ids(static_cast<size_t>(n_tokens * k));
+      std::vector<float> w(ids.size());
+      a.ids = ids.data();
+      a.weights = w.data();
+      ref::moe_route(a);
+      EXPECT_NE(std::count(ids.begin(), ids.end(), -1), 0);  // some experts are elsewhere
+      Dev<float> dl(logits), db(bias), dw(w.size());
+      Dev<int32_t> di(ids.size());
+      RouterArgs g = a;
+      g.logits = dl.get();
+      g.bias = a.bias ? db.get() : nullptr;
+      g.ids = di.get();
+      g.weights = dw.get();
+      ASSERT_TRUE(moe_route(ctx_, g));
+      sync();
+      EXPECT_EQ(di.download(), ids) << "range " << begin;
+      EXPECT_LE(max_abs_diff(dw.download(), w), 1e-5);
     }
   }
 }
@@ -105,8 +146,12 @@ TEST_P(MoeFfnCuda, MatchesRef) {
   const auto up_b = random_floats(static_cast<size_t>(n_expert * c.n_ff), 49, -1.5f, 1.5f);
   const auto down_b = random_floats(static_cast<size_t>(n_expert * c.n_embd), 50, -0.5f, 0.5f);
   const bool oai_case = c.gate == DType::MXFP4 || c.gate == DType::Q8_0;
-  for (int mode = 0; mode < (oai_case ? 3 : 2); ++mode) {
-    const bool accumulate = mode >= 1, oai = mode == 2;
+  // Expert parallelism: the same pairs with every third id -1 (an expert another rank holds),
+  // which must add nothing; decode and prefill.
+  std::vector<int32_t> ep_ids = ids;
+  for (size_t i = 0; i < ep_ids.size(); i += 3) ep_ids[i] = -1;
+  for (int mode = 0; mode < (oai_case ? 4 : 3); ++mode) {
+    const bool accumulate = mode >= 1, oai = mode == 3, ep = mode == 2;
     const auto y0 = random_floats(static_cast<size_t>(n_tokens * c.n_embd), 47);
     std::vector<float> ref = y0;
     MoeFfnArgs a;
@@ -116,7 +161,7 @@ TEST_P(MoeFfnCuda, MatchesRef) {
     a.n_ff = c.n_ff;
     a.n_expert = n_expert;
     a.k = k;
-    a.ids = ids.data();
+    a.ids = ep ? ep_ids.data() : ids.data();
     a.weights = weights.data();
     a.gate = gate.data();
     a.up = up.data();
@@ -135,7 +180,7 @@ TEST_P(MoeFfnCuda, MatchesRef) {
     }
     ASSERT_TRUE(ref::moe_ffn(a));
     Dev<float> dx(x), dwt(weights), dy(y0), dgb(gate_b), dub(up_b), ddb(down_b);
-    Dev<int32_t> di(ids);
+    Dev<int32_t> di(ep ? ep_ids : ids);
     Dev<uint8_t> dg(gate), du(up), dd(down);
     MoeFfnArgs g = a;
     g.x = dx.get();
@@ -154,7 +199,7 @@ TEST_P(MoeFfnCuda, MatchesRef) {
     sync();
     EXPECT_LE(max_abs_diff(dy.download(), ref), 2e-2 * max_abs(ref))
         << dtype_name(c.gate) << "/" << dtype_name(c.down) << " tokens " << n_tokens
-        << (oai ? " biases, clamped SwiGLU" : "");
+        << (oai ? " biases, clamped SwiGLU" : "") << (ep ? " other ranks' experts" : "");
   }
 }
 

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "arc/kernels/dtype.h"
+#include "arc/moe_split.h"
 #include "arc/service.h"
 
 namespace arc {
@@ -37,6 +38,8 @@ struct EngineOptions {
   double tp_abort_grace_s = 30.0;
   // How long rank 0 waits for every rank to load its shard (then the same fault).
   double tp_load_timeout_s = 1800.0;
+  // How every model's routed experts split over the ranks (--moe-split, arc/moe_split.h).
+  MoeSplitMode moe_split = MoeSplitMode::kAuto;
   // Speculative decoding (serve --spec, --spec-k; sched/drafter.h): none, ngram, draft:PATH, mtp.
   std::string spec = "none";
   int spec_k = 0;  // most drafted tokens per step; 0: adaptive up to 4

@@ -91,6 +91,11 @@ struct ModelConfig {
   // is held (zero heads padded in add no squares). 0: the local width times the ranks.
   int64_t tp_norm_q_width = 0;
   int64_t tp_norm_k_width = 0;
+  // Expert parallelism (set by the shard plan): this rank holds the routed experts
+  // [ep_expert_begin, ep_expert_begin + ep_n_expert) whole, the others contribute nothing here;
+  // n_expert stays the model's (the router scores all). 0: every expert (no EP).
+  int64_t ep_expert_begin = 0;
+  int64_t ep_n_expert = 0;
   // YaRN (rope.scaling.type "yarn"): rope_freq_scale is 1 / factor; the ramp between the
   // extrapolated and interpolated frequencies runs over the pairs given by beta_fast/slow and the
   // original context; the kernels scale cos/sin by attn_factor * (1 + 0.1 ln factor).

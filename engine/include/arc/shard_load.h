@@ -19,12 +19,15 @@ namespace arc {
 
 // Rank `rank` of `n_ranks`'s plan for the model in `file` (config read from it); refused with the
 // reason when the model does not split over n_ranks.
-Result<ShardPlan> plan_for_file(const gguf::File& file, int n_ranks, int rank);
+// `moe`: how routed experts split (arc/moe_split.h).
+Result<ShardPlan> plan_for_file(const gguf::File& file, int n_ranks, int rank,
+                                MoeSplitMode moe = MoeSplitMode::kAuto);
 
 // How the model in `file` splits over `n_ranks`, one line per cut (ShardPlan::describe) with the
 // weight bytes of the largest rank; or the refusal, naming the rank counts that split. For
 // `inspect` and `fit`.
-std::vector<std::string> describe_split(const gguf::File& file, int n_ranks);
+std::vector<std::string> describe_split(const gguf::File& file, int n_ranks,
+                                        MoeSplitMode moe = MoeSplitMode::kAuto);
 
 // Weight bytes rank plan.rank will hold, computed from the file without loading anything.
 uint64_t shard_weight_bytes(const gguf::File& file, const ShardPlan& plan);

@@ -13,7 +13,10 @@
 //                      the scores, while computing it on each rank costs one small projection
 //   dense / shared FFN gate/up rows, down columns (whole quantization blocks per rank, uneven
 //                      where the blocks do not divide)
-//   experts            every expert's gate/up rows and down columns (likewise)
+//   experts            every expert's gate/up rows and down columns (likewise), or whole
+//                      experts per rank (expert parallelism: slices of the expert tensors and
+//                      rows of the expert biases), chosen per model and rank count by
+//                      arc/moe_split.h or --moe-split
 //   output head        rows by vocabulary (uneven allowed), logits all-gathered
 //   the rest           replicated (embeddings, norms, router, rope factors)
 //
@@ -31,6 +34,7 @@
 #include "arc/backend.h"
 #include "arc/model_arch.h"
 #include "arc/model_config.h"
+#include "arc/moe_split.h"
 #include "arc/status.h"
 #include "arc/tp_split.h"
 
@@ -57,7 +61,14 @@ struct ShardPlan {
   std::vector<int64_t> vocab_begin;  // [n_ranks + 1] output-head row ranges
   int64_t vocab_count() const { return vocab_begin[rank + 1] - vocab_begin[rank]; }
   HeadSplit heads;                  // how heads are cut and padded
-  WidthSplit ff, ff_exp, ff_shexp;  // dense, expert and shared-expert widths (empty when absent)
+  WidthSplit ff, ff_exp, ff_shexp;  // dense, expert and shared-expert widths (empty when absent
+                                    // and ff_exp empty under expert parallelism)
+  // MoE models: block split or whole experts, and why. Under expert parallelism the rank holds
+  // experts [expert_begin, expert_begin + n_local_expert) whole (local.ep_*).
+  bool has_moe = false;
+  MoeSplitChoice moe;
+  bool ep() const { return has_moe && moe.ep; }
+  int64_t expert_begin = 0, n_local_expert = 0;
   // The rank's Q heads and KV heads in order, in units of heads: ranges of the model's heads and
   // zero heads (TensorShard parts).
   std::vector<ShardPart> q_parts, kv_parts;
@@ -69,12 +80,13 @@ struct ShardPlan {
 using TensorTypeFn = std::function<DType(const TensorRef&)>;
 
 // Plans rank `rank` of `n_ranks`. A model that cannot split evenly is refused with the reason
-// and the rank counts that would work.
+// and the rank counts that would work. `moe`: how routed experts split (arc/moe_split.h).
 Result<ShardPlan> make_shard_plan(const ModelConfig& cfg, const TensorTypeFn& type_of, int n_ranks,
-                                  int rank);
+                                  int rank, MoeSplitMode moe = MoeSplitMode::kAuto);
 
 // The plan for a loaded (whole) model, types read from its file.
-Result<ShardPlan> make_shard_plan(const Model& model, int n_ranks, int rank);
+Result<ShardPlan> make_shard_plan(const Model& model, int n_ranks, int rank,
+                                  MoeSplitMode moe = MoeSplitMode::kAuto);
 
 // The part of one tensor a rank takes: rows [begin, begin + count) of every expert slice, or
 // columns [begin, begin + count) of every row; whole when split == kReplicated. When `parts` is

@@ -18,9 +18,11 @@ class TpRuntime {
   // n_ranks == 1: a LocalCommunicator, the model untouched. Otherwise the process must run
   // under mpirun -np n_ranks (a build without MPI refuses).
   // `deadline`: the longest one collective may take before the job is declared faulty.
+  // `moe`: how routed experts split (--moe-split, arc/moe_split.h).
   static Result<std::unique_ptr<TpRuntime>> start(
       int n_ranks, Model& model, Backend& backend,
-      std::chrono::milliseconds deadline = std::chrono::seconds(60));
+      std::chrono::milliseconds deadline = std::chrono::seconds(60),
+      MoeSplitMode moe = MoeSplitMode::kAuto);
   // The job and its communicator without a model (serve: models come and go); plan() is empty.
   static Result<std::unique_ptr<TpRuntime>> join(
       int n_ranks, std::chrono::milliseconds deadline = std::chrono::seconds(60));
@@ -30,7 +32,8 @@ class TpRuntime {
   // tp_comm() returns (`backend` must outlive the runtime). n_ranks == 1: the whole model.
   static Result<std::unique_ptr<TpRuntime>> load(
       int n_ranks, const std::string& path, Backend& backend, std::unique_ptr<Model>& model,
-      std::chrono::milliseconds deadline = std::chrono::seconds(60));
+      std::chrono::milliseconds deadline = std::chrono::seconds(60),
+      MoeSplitMode moe = MoeSplitMode::kAuto);
   ~TpRuntime();
 
   // Control messages (step batches), MPI.

@@ -16,6 +16,7 @@
 
 #include "arc/communicator.h"
 #include "arc/kernels/dtype.h"
+#include "arc/moe_split.h"
 #include "arc/status.h"
 
 namespace arc {
@@ -30,6 +31,7 @@ struct TpModelSpec {
   // The memory guard of every rank (arc/rank_memory.h): rank 0's step workspace and reserve.
   uint64_t workspace_bytes = 0;
   uint64_t reserve_bytes = 0;
+  MoeSplitMode moe_split = MoeSplitMode::kAuto;  // --moe-split: every rank plans alike
 };
 
 // Rank 0's side. Control messages must not interleave with steps: call begin/finish_load only

@@ -28,6 +28,12 @@ struct RouterArgs {
   // on ties) compete for the top k. n_group <= 1: every expert competes.
   int64_t n_group = 1;
   int64_t n_group_used = 1;
+  // Expert parallelism: this rank holds experts [expert_begin, expert_begin + n_local) (n_local
+  // 0: all). The routing still scores every expert; ids are written relative to expert_begin,
+  // and a selected expert the rank does not hold is written as -1 (moe_ffn skips it), with its
+  // weight unchanged.
+  int64_t expert_begin = 0;
+  int64_t n_local = 0;
   int32_t* ids = nullptr;    // out: [n_tokens, k], highest score first
   float* weights = nullptr;  // out: [n_tokens, k]
 };
@@ -41,7 +47,9 @@ enum class MoeActivation : int {
 };
 
 // y[t, :] (+)= sum_j weights[t, j] * down_e(act(gate_e x[t], up_e x[t])),  e = ids[t, j],
-// each projection plus its expert's bias when the args have biases (gpt-oss).
+// each projection plus its expert's bias when the args have biases (gpt-oss). A pair whose id is
+// outside [0, n_expert) contributes nothing and reads no weights (expert parallelism: an expert
+// another rank holds, RouterArgs::n_local).
 // Prefill groups tokens by expert so each expert's weights are read once per step; decode reads
 // only the selected experts.
 struct MoeFfnArgs {
