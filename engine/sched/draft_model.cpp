@@ -71,16 +71,14 @@ void DraftModelDrafter::propose_all(std::span<const DraftRequest> reqs) {
   pos_.clear();
   seqs_.clear();
   rows_.clear();
-  for (const DraftRequest& r : reqs) {
-    const auto len = static_cast<int64_t>(r.tokens.size());
-    if (r.k <= 0 || len == 0) continue;
-    auto* s = static_cast<Sequence*>(r.seq);  // started by this drafter
-    const int64_t from = s->sync(r.tokens);
-    if (!kv_->reserve(s->seq_, len + r.k).ok()) continue;  // the pool is full: no drafts now
-    // A long stretch (a prompt) is read a chunk per step, drafting once caught up, so one
-    // sequence's prompt never stalls the batch.
-    const bool drafts = len - from <= opt_.catch_up_chunk;
-    const int64_t n = drafts ? len - from : opt_.catch_up_chunk;
+  // Sequences caught up with the target (a few tokens to run: the last token, accepted drafts)
+  // draft this step; longer stretches (a prompt) are read a chunk per step, so a prompt never
+  // stalls the batch. The first forward holds at most max_batch_tokens: the drafting sequences
+  // first, then the chunks in what room is left.
+  int64_t room = opt_.max_batch_tokens;
+  std::vector<std::pair<const DraftRequest*, int64_t>> behind;  // catching up: request, from
+  auto add = [&](const DraftRequest& r, int64_t from, int64_t n, bool drafts) {
+    auto* s = static_cast<Sequence*>(r.seq);
     for (int64_t p = from; p < from + n; ++p) {
       toks_.push_back(r.tokens[static_cast<size_t>(p)]);
       pos_.push_back(static_cast<int32_t>(p));
@@ -88,6 +86,25 @@ void DraftModelDrafter::propose_all(std::span<const DraftRequest> reqs) {
     }
     if (drafts) rows_.push_back(static_cast<int32_t>(toks_.size() - 1));
     plans.push_back({s, &r, from, n, drafts});
+    room -= n;
+  };
+  for (const DraftRequest& r : reqs) {
+    const auto len = static_cast<int64_t>(r.tokens.size());
+    if (r.k <= 0 || len == 0) continue;
+    auto* s = static_cast<Sequence*>(r.seq);  // started by this drafter
+    const int64_t from = s->sync(r.tokens);
+    if (!kv_->reserve(s->seq_, len + r.k).ok()) continue;  // the pool is full: no drafts now
+    const int64_t todo = len - from;
+    if (todo > opt_.catch_up_chunk || todo > room) {
+      behind.emplace_back(&r, from);
+    } else {
+      add(r, from, todo, true);
+    }
+  }
+  for (const auto& [r, from] : behind) {
+    const int64_t n =
+        std::min({opt_.catch_up_chunk, room, static_cast<int64_t>(r->tokens.size()) - from - 1});
+    if (n > 0) add(*r, from, n, false);
   }
   if (plans.empty()) return;
   // Forward 1: every sequence's catch-up, the logits of the drafting ones' last tokens.

@@ -30,6 +30,8 @@ struct DraftModelOptions {
   int64_t block_size = 16;
   DType kv_type = DType::F16;
   int64_t catch_up_chunk = 256;  // prompt tokens the draft model reads per step
+  // Tokens of a step's first draft forward, all sequences together (the catch-ups).
+  int64_t max_batch_tokens = 1024;
 };
 
 class DraftModelDrafter final : public Drafter {

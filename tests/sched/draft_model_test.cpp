@@ -69,12 +69,14 @@ std::vector<int32_t> greedy(Engine& d, std::vector<int32_t> tokens, int k) {
 }
 
 Result<std::shared_ptr<DraftModelDrafter>> load(Engine& target, const std::string& path,
-                                                int64_t catch_up_chunk = 256) {
+                                                int64_t catch_up_chunk = 256,
+                                                int64_t max_batch_tokens = 1024) {
   DraftModelOptions o;
   o.path = path;
   o.kv_tokens = 64 * 16;
   o.kv_type = DType::F32;
   o.catch_up_chunk = catch_up_chunk;
+  o.max_batch_tokens = max_batch_tokens;
   return DraftModelDrafter::load(o, *target.backend, target.model->file());
 }
 
@@ -129,6 +131,39 @@ TEST(DraftModelBatched, DraftsOfEverySequenceInKForwardsEqualGreedyDecodingOfThe
   seqs[0]->propose(tokens[0], kK, alone);
   EXPECT_EQ((*d)->forwards() - before, static_cast<uint64_t>(kK));
   EXPECT_EQ(alone, greedy(*oracle, tokens[0], kK));
+}
+
+TEST(DraftModelBatched, AFullFirstForwardDefersCatchUpsNotDrafts) {
+  auto t = make_engine(target_options(), 1, DType::F32, 16);
+  ASSERT_TRUE(t.ok()) << t.status().to_string();
+  auto oracle = make_engine(draft_options(), 1, DType::F32, 16);
+  ASSERT_TRUE(oracle.ok()) << oracle.status().to_string();
+  DraftFile file;
+  // Room for 6 tokens in the first forward: of three 5-token prompts one drafts per step at
+  // first (the others read what room is left), then each drafts once caught up.
+  auto d = load(*t, file.path, 256, 6);
+  ASSERT_TRUE(d.ok()) << d.status().to_string();
+  const std::vector<std::vector<int32_t>> tokens = {
+      {5, 9, 13, 5, 9}, {100, 101, 102, 103, 104}, {7, 8, 7, 8, 7}};
+  std::vector<std::unique_ptr<SequenceDrafter>> seqs;
+  for (const auto& p : tokens) seqs.push_back((*d)->start(p));
+  std::vector<int> first_draft_round(tokens.size(), -1);
+  for (int round = 0; round < 6; ++round) {
+    std::vector<std::vector<int32_t>> out(tokens.size());
+    std::vector<DraftRequest> reqs;
+    for (size_t i = 0; i < tokens.size(); ++i)
+      reqs.push_back({seqs[i].get(), tokens[i], 2, &out[i]});
+    (*d)->propose_all(reqs);
+    for (size_t i = 0; i < tokens.size(); ++i) {
+      if (out[i].empty()) continue;
+      if (first_draft_round[i] < 0) first_draft_round[i] = round;
+      EXPECT_EQ(out[i], greedy(*oracle, tokens[i], 2)) << "round " << round << ", seq " << i;
+    }
+  }
+  EXPECT_EQ(first_draft_round[0], 0);
+  for (size_t i = 1; i < tokens.size(); ++i) {
+    EXPECT_GT(first_draft_round[i], 0) << "seq " << i << " drafted before it fit";
+  }
 }
 
 struct Gen {
