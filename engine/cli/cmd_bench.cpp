@@ -167,17 +167,12 @@ int run_bench(const BenchOpts& o) {
   std::shared_ptr<Drafter> drafter;  // set below; scripted: after a greedy run to script
   if (spec->kind == SpecKind::kNgram) drafter = std::make_shared<NgramDrafter>();
   if (spec->kind == SpecKind::kMtp) {
+    // With several ranks rank 0 runs the block whole (engine/model/model_mtp.cpp).
+    auto file = gguf::File::open(o.model);
     Result<std::shared_ptr<MtpDrafter>> mtp =
-        unimplemented("multi-token-prediction drafting does not run with --tp yet");
-    if (comm.size() == 1) {
-      auto file = gguf::File::open(o.model);
-      if (file.ok()) {
-        mtp = MtpDrafter::load(std::move(*file), **model, *base,
-                               MtpOptions{ctx + 64, block, DType::F16});
-      } else {
-        mtp = file.status();
-      }
-    }
+        file.ok() ? MtpDrafter::load(std::move(*file), **model, *base,
+                                     MtpOptions{ctx + 64, block, DType::F16})
+                  : Result<std::shared_ptr<MtpDrafter>>(file.status());
     if (!mtp.ok()) {
       std::fprintf(stderr, "error: --spec mtp: %s\n", mtp.status().to_string().c_str());
       return 1;

@@ -62,7 +62,9 @@ void add_make_test_model_command(CLI::App& app, CliContext& ctx) {
   cmd->add_option("--dense-lead", o.n_dense_lead,
                   "glm4moe, deepseek2: leading dense layers (of --ff)")
       ->capture_default_str();
-  cmd->add_option("--nextn", o.n_nextn, "glm4moe: MTP layers after the forward layers")
+  cmd->add_option("--nextn", o.n_nextn,
+                  "glm4moe, deepseek2: MTP layers after the forward layers (-1: the family's, "
+                  "1 for glm4moe, 0 for deepseek2)")
       ->capture_default_str();
   cmd->add_flag("--qk-norm", o.qk_norm, "glm4moe: per-head q/k norms (as GLM-4.5 355B)");
   cmd->add_option("--q-lora-rank", o.q_lora_rank, "deepseek2: q LoRA rank (0: attn_q, no LoRA)")

@@ -366,7 +366,7 @@ Result<gguf::Writer> make_writer(const TestModelOptions& o) {
       cfg.qkv_bias = true;
       cfg.qk_norm = o.qk_norm;
       cfg.n_dense_lead = std::clamp<int64_t>(o.n_dense_lead, 0, o.n_layer);
-      cfg.n_nextn = std::max<int64_t>(o.n_nextn, 0);
+      cfg.n_nextn = o.n_nextn < 0 ? 1 : o.n_nextn;
       cfg.router_sigmoid = true;
       cfg.expert_weights_scale = 2.5f;  // GLM-4.5's routed_scaling_factor
       cfg.rot_dim = o.head_dim / 2;
@@ -385,6 +385,9 @@ Result<gguf::Writer> make_writer(const TestModelOptions& o) {
       cfg.kv_lora_rank = o.kv_lora_rank;
       cfg.v_head_dim = o.v_head_dim;
       cfg.n_dense_lead = std::clamp<int64_t>(o.n_dense_lead, 0, o.n_layer);
+      // The MTP layer as llama.cpp's DeepSeek-V3.2 converter writes it: blk.<n_layer> holds an
+      // MLA + MoE layer and the nextn tensors, block_count counts it.
+      cfg.n_nextn = std::max<int64_t>(o.n_nextn, 0);
       cfg.router_sigmoid = true;
       cfg.expert_weights_scale = 2.5f;  // DeepSeek-V3's routed_scaling_factor
       if (n_expert % 4 == 0 && o.n_expert_used <= 2 * (n_expert / 4)) {
@@ -498,6 +501,7 @@ Result<gguf::Writer> make_writer(const TestModelOptions& o) {
       w.set(a + ".expert_group_count", u32(cfg.n_expert_group));
       w.set(a + ".expert_group_used_count", u32(cfg.n_expert_group_used));
     }
+    if (cfg.n_nextn > 0) w.set(a + ".nextn_predict_layers", u32(cfg.n_nextn));
     if (cfg.q_lora_rank > 0) w.set(a + ".attention.q_lora_rank", u32(cfg.q_lora_rank));
     w.set(a + ".attention.kv_lora_rank", u32(cfg.kv_lora_rank));
     // MLA as MQA: the cache's key (latent + rope key) and value (latent) lengths, then the heads'.
@@ -537,9 +541,10 @@ Result<gguf::Writer> make_writer(const TestModelOptions& o) {
   for_each_tensor(cfg, [&](const TensorRef& ref) {
     if (first.ok()) first = make_tensor(w, o, cfg, ref, cache);
   });
-  for_each_mtp_tensor(cfg, [&](const TensorRef& ref) {  // glm4moe nextn layers, all tensors
-    if (first.ok()) first = make_tensor(w, o, cfg, ref, cache);
-  });
+  for_each_mtp_tensor(cfg,
+                      [&](const TensorRef& ref) {  // nextn layers (glm4moe, deepseek2), all tensors
+                        if (first.ok()) first = make_tensor(w, o, cfg, ref, cache);
+                      });
   if (!first.ok()) return first;
   return w;
 }

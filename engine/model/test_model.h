@@ -31,11 +31,13 @@ struct TestModelOptions {
   int64_t n_vocab = 0;      // synthetic vocab only: 0 picks 256 bytes + 3 specials
   int64_t n_ctx = 4096;
   int64_t n_deepstack = 2;  // qwen3vlmoe: layers that take deepstack features (<= n_layer)
-  // glm4moe: leading dense layers (of n_ff), per-head q/k norms (GLM-4.5 355B has them, Air not),
-  // MTP layers appended after the n_layer forward layers (block_count = n_layer + n_nextn).
+  // glm4moe: leading dense layers (of n_ff), per-head q/k norms (GLM-4.5 355B has them, Air not).
+  // glm4moe, deepseek2: MTP (nextn) layers appended after the n_layer forward layers
+  // (block_count = n_layer + n_nextn); -1: the family's default, 1 for glm4moe (its converter
+  // keeps them) and 0 for deepseek2 (llama.cpp writes DeepSeek-V3.2's, skips V3's).
   int64_t n_dense_lead = 1;
   bool qk_norm = false;
-  int64_t n_nextn = 1;
+  int64_t n_nextn = -1;
   // Rotated dims per head; 0: the family's (half the head for glm4moe and minimax-m2, as theirs).
   int64_t rot_dim = 0;
   // F32, F16, Q8_0, Q4_K, Q6_K ... (any type the quantizers support), or the mixes Q4_K_M /

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <numeric>
+#include <optional>
 
 #include "arc/log.h"
 #include "arc/model_config.h"
@@ -25,68 +26,144 @@ class DraftModelDrafter::Sequence final : public SequenceDrafter {
     if (seq_ >= 0) d_.kv_->free_sequence(seq_);
   }
 
+  // On its own: a batch of one.
   void propose(std::span<const int32_t> tokens, int k, std::vector<int32_t>& out) override {
+    const DraftRequest r{this, tokens, k, &out};
+    d_.propose_all(std::span(&r, 1));
+  }
+
+  // Brings the draft cache's view of the sequence up to `tokens`: what the target did not
+  // accept is stale from its first difference on. The first position to run; the last token
+  // always runs (its logits give the first draft).
+  int64_t sync(std::span<const int32_t> tokens) {
     const auto len = static_cast<int64_t>(tokens.size());
-    if (k <= 0 || len == 0) return;
     KvCache& kv = *d_.kv_;
     if (seq_ < 0) {
       seq_ = kv.add_sequence();
-      // The last token is always run: its logits give the first draft.
       const int64_t cached = kv.attach_cached_prefix(seq_, tokens.first(len - 1));
       computed_.assign(tokens.begin(), tokens.begin() + cached);
       confirmed_ = cached;
     }
-    // What the target did not accept is stale from its first difference on.
     const auto same =
         std::mismatch(computed_.begin(), computed_.end(), tokens.begin(), tokens.end());
-    computed_.resize(static_cast<size_t>(same.first - computed_.begin()));
-    if (!kv.reserve(seq_, len + k).ok()) return;  // the draft pool is full: no drafts now
-    const auto n_done = static_cast<int64_t>(computed_.size());
-    const int64_t todo = len - n_done;
-    if (todo > d_.opt_.catch_up_chunk) {
-      // A long stretch (a prompt): read part of it now, draft once caught up.
-      (void)run(tokens.subspan(n_done, d_.opt_.catch_up_chunk), n_done);
-      return;
-    }
-    auto logits = run(tokens.subspan(n_done, todo), n_done);
-    if (!logits) return;
-    // Only tokens the target produced go into the shared prefix index: a rejected draft's
-    // position is written again.
-    confirmed_ = std::max(confirmed_, len);
-    kv.commit(seq_, tokens, confirmed_);
-    int32_t t = argmax(*logits);
-    out.push_back(t);
-    for (int i = 1; i < k; ++i) {
-      logits = run(std::span(&t, 1), len + i - 1);
-      if (!logits) return;
-      t = argmax(*logits);
-      out.push_back(t);
-    }
-  }
-
- private:
-  // Runs `toks` from position `start`; appends them to computed_. The last token's logits.
-  std::optional<std::vector<float>> run(std::span<const int32_t> toks, int64_t start) {
-    pos_.resize(toks.size());
-    std::iota(pos_.begin(), pos_.end(), static_cast<int32_t>(start));
-    seqs_.assign(toks.size(), seq_);
-    auto l = d_.exec_->run({toks, pos_, seqs_, {}});
-    if (!l.ok()) {
-      logger("sched")->warn("draft model step failed: {}", l.status().to_string());
-      computed_.resize(static_cast<size_t>(std::min<int64_t>(start, computed_.size())));
-      return std::nullopt;
-    }
-    computed_.resize(static_cast<size_t>(start));
-    computed_.insert(computed_.end(), toks.begin(), toks.end());
-    return std::move(*l);
+    const auto n_same = static_cast<int64_t>(same.first - computed_.begin());
+    computed_.resize(static_cast<size_t>(std::min(n_same, len - 1)));
+    return static_cast<int64_t>(computed_.size());
   }
 
   DraftModelDrafter& d_;
   int32_t seq_ = -1;
   std::vector<int32_t> computed_;  // tokens whose K/V the draft cache holds, in order
   int64_t confirmed_ = 0;          // of those, the leading ones the target produced
-  std::vector<int32_t> pos_, seqs_;
 };
+
+void DraftModelDrafter::propose_all(std::span<const DraftRequest> reqs) {
+  // Per sequence: the stretch it runs in the first forward, and whether it drafts this step.
+  struct Plan {
+    Sequence* s;
+    const DraftRequest* r;
+    int64_t from, n;  // positions [from, from + n) run first
+    bool drafts;      // caught up with the target: drafts r->k tokens
+    int32_t t = -1;   // its latest draft
+  };
+  std::vector<Plan> plans;
+  toks_.clear();
+  pos_.clear();
+  seqs_.clear();
+  rows_.clear();
+  // Sequences caught up with the target (a few tokens to run: the last token, accepted drafts)
+  // draft this step; longer stretches (a prompt) are read a chunk per step, so a prompt never
+  // stalls the batch. The first forward holds at most max_batch_tokens: the drafting sequences
+  // first, then the chunks in what room is left.
+  int64_t room = opt_.max_batch_tokens;
+  std::vector<std::pair<const DraftRequest*, int64_t>> behind;  // catching up: request, from
+  auto add = [&](const DraftRequest& r, int64_t from, int64_t n, bool drafts) {
+    auto* s = static_cast<Sequence*>(r.seq);
+    for (int64_t p = from; p < from + n; ++p) {
+      toks_.push_back(r.tokens[static_cast<size_t>(p)]);
+      pos_.push_back(static_cast<int32_t>(p));
+      seqs_.push_back(s->seq_);
+    }
+    if (drafts) rows_.push_back(static_cast<int32_t>(toks_.size() - 1));
+    plans.push_back({s, &r, from, n, drafts});
+    room -= n;
+  };
+  for (const DraftRequest& r : reqs) {
+    const auto len = static_cast<int64_t>(r.tokens.size());
+    if (r.k <= 0 || len == 0) continue;
+    auto* s = static_cast<Sequence*>(r.seq);  // started by this drafter
+    const int64_t from = s->sync(r.tokens);
+    if (!kv_->reserve(s->seq_, len + r.k).ok()) continue;  // the pool is full: no drafts now
+    const int64_t todo = len - from;
+    if (todo > opt_.catch_up_chunk || todo > room) {
+      behind.emplace_back(&r, from);
+    } else {
+      add(r, from, todo, true);
+    }
+  }
+  for (const auto& [r, from] : behind) {
+    const int64_t n =
+        std::min({opt_.catch_up_chunk, room, static_cast<int64_t>(r->tokens.size()) - from - 1});
+    if (n > 0) add(*r, from, n, false);
+  }
+  if (plans.empty()) return;
+  // Forward 1: every sequence's catch-up, the logits of the drafting ones' last tokens.
+  auto l = run();
+  if (!l) return;
+  size_t row = 0;
+  const auto v = static_cast<size_t>(model_->config().n_vocab);
+  for (Plan& p : plans) {
+    const auto toks = p.r->tokens.subspan(static_cast<size_t>(p.from), static_cast<size_t>(p.n));
+    p.s->computed_.insert(p.s->computed_.end(), toks.begin(), toks.end());
+    if (!p.drafts) continue;
+    // Only tokens the target produced go into the shared prefix index: a rejected draft's
+    // position is written again.
+    const auto len = static_cast<int64_t>(p.r->tokens.size());
+    p.s->confirmed_ = std::max(p.s->confirmed_, len);
+    kv_->commit(p.s->seq_, p.r->tokens, p.s->confirmed_);
+    p.t = argmax(std::span<const float>(*l).subspan(row++ * v, v));
+    p.r->out->push_back(p.t);
+  }
+  // Forwards 2 .. k: the latest draft of every sequence that drafts more, one token each.
+  for (int i = 1;; ++i) {
+    toks_.clear();
+    pos_.clear();
+    seqs_.clear();
+    rows_.clear();
+    for (Plan& p : plans) {
+      if (!p.drafts || i >= p.r->k) continue;
+      rows_.push_back(static_cast<int32_t>(toks_.size()));
+      toks_.push_back(p.t);
+      pos_.push_back(static_cast<int32_t>(p.r->tokens.size()) + i - 1);
+      seqs_.push_back(p.s->seq_);
+    }
+    if (toks_.empty()) return;
+    l = run();
+    row = 0;
+    for (Plan& p : plans) {
+      if (!p.drafts || i >= p.r->k) continue;
+      if (!l) {  // no drafts past this one; the cache holds what ran before
+        p.drafts = false;
+        continue;
+      }
+      p.s->computed_.push_back(p.t);
+      p.t = argmax(std::span<const float>(*l).subspan(row++ * v, v));
+      p.r->out->push_back(p.t);
+    }
+    if (!l) return;
+  }
+}
+
+std::optional<std::vector<float>> DraftModelDrafter::run() {
+  ++forwards_;
+  ForwardBatch b{toks_, pos_, seqs_, rows_};
+  auto l = exec_->run(b);
+  if (!l.ok()) {
+    logger("sched")->warn("draft model step failed: {}", l.status().to_string());
+    return std::nullopt;
+  }
+  return std::move(*l);
+}
 
 Result<uint64_t> draft_model_bytes(const std::string& path, int64_t kv_tokens, DType kv_type) {
   ARC_ASSIGN_OR_RETURN(gguf::File f, gguf::File::open(path));

@@ -68,11 +68,25 @@ class SequenceDrafter {
                               std::span<const float> /*rows*/) {}
 };
 
+// One sequence's share of a step's drafting (Drafter::propose_all): as SequenceDrafter::propose.
+struct DraftRequest {
+  SequenceDrafter* seq = nullptr;   // started by the drafter it is handed to
+  std::span<const int32_t> tokens;  // [n] the sequence so far
+  int k = 0;                        // at most k proposals
+  std::vector<int32_t>* out = nullptr;
+};
+
 class Drafter {
  public:
   virtual ~Drafter() = default;
   // A drafter for a new sequence whose prompt is `prompt`.
   virtual std::unique_ptr<SequenceDrafter> start(std::span<const int32_t> prompt) = 0;
+  // The drafts of every sequence of a step. By default each sequence proposes on its own; a
+  // drafter that runs a model batches them into one forward per draft position
+  // (draft_model.h), as the target batches its sequences.
+  virtual void propose_all(std::span<const DraftRequest> reqs) {
+    for (const DraftRequest& r : reqs) r.seq->propose(r.tokens, r.k, *r.out);
+  }
 };
 
 // Prompt lookup: the sequence's latest n-gram (n from max_n down to min_n) is looked up in its

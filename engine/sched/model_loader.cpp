@@ -158,12 +158,6 @@ Status start_speculation(LoadedModel& l, const SpecOptions& spec, int64_t draft_
             "--spec draft:PATH";
         break;
       }
-      if (l.n_ranks > 1) {
-        l.spec_note =
-            "multi-token-prediction drafting does not run with --tp yet; use --spec ngram or "
-            "--spec draft:PATH";
-        break;
-      }
       auto f = gguf::File::open(l.model->file().path());
       if (!f.ok()) return f.status().with_context("the multi-token-prediction layer");
       MtpOptions o;
@@ -395,9 +389,15 @@ Result<std::shared_ptr<LoadedModel>> load_model(EngineService::Impl& m, const st
     if (!b.ok()) return b.status().with_context("the draft model (--spec draft:PATH)");
     draft_bytes = *b;
   }
-  if (spec.kind == SpecKind::kMtp && n_ranks == 1) {
-    // The nextn block's K/V for the whole pool (one layer) and its weights when copied.
-    draft_bytes = mtp_bytes(l->model->file(), c, draft_kv_tokens, settings.kv_type);
+  if (spec.kind == SpecKind::kMtp) {
+    // The nextn block's K/V for the whole pool (one layer) and its weights when copied. With
+    // several ranks rank 0 runs the block whole (model_mtp.cpp), with the whole head when the
+    // target's is split by vocabulary and not tied to the embedding every rank keeps whole.
+    // (Several ranks: the file is not yet in a model, load_model_shard takes it below.)
+    const gguf::File& mf = n_ranks > 1 ? *file : l->model->file();
+    draft_bytes = mtp_bytes(mf, n_ranks > 1 ? plan.full : c, draft_kv_tokens, settings.kv_type);
+    const gguf::TensorInfo* head = mf.find_tensor("output.weight");
+    if (n_ranks > 1 && c.n_nextn > 0 && head != nullptr) draft_bytes += head->n_bytes;
   }
   vision_bytes += draft_bytes;
   if (available > 0) {

@@ -278,20 +278,37 @@ void Scheduler::loop() {
   }
 }
 
-void Scheduler::plan_draft(Sequence& s, int64_t budget) {
-  if (!s.drafter) return;
+int64_t Scheduler::draft_k(Sequence& s, int64_t budget) {
+  if (!s.drafter) return 0;
   // Room for the drafts and the token after them: the step's token budget, the request's
   // max_tokens and the context.
   int64_t k = s.k_ctl.next();
   k = std::min(k, budget);
   k = std::min(k, s.req.max_new_tokens - s.generated - 1);
   k = std::min(k, opt_.ctx_size - static_cast<int64_t>(s.tokens.size()) - 1);
-  if (k <= 0) return;
-  s.drafter->propose(s.tokens, static_cast<int>(k), s.draft);
-  if (static_cast<int64_t>(s.draft.size()) > k) s.draft.resize(static_cast<size_t>(k));
-  // Drafts never preempt anyone: without free blocks for them the step decodes one token.
-  const auto want = s.n_computed + 1 + static_cast<int64_t>(s.draft.size());
-  if (!s.draft.empty() && !kv_.reserve(s.kv_seq, want).ok()) s.draft.clear();
+  return std::max<int64_t>(k, 0);
+}
+
+template <typename Entries>
+void Scheduler::plan_drafts(Entries& entries, const std::vector<int64_t>& ks, int64_t& budget) {
+  std::vector<DraftRequest> reqs;
+  for (size_t i = 0; i < ks.size(); ++i) {
+    Sequence& s = *entries[i].s;
+    if (ks[i] > 0) reqs.push_back({s.drafter.get(), s.tokens, static_cast<int>(ks[i]), &s.draft});
+  }
+  if (reqs.empty()) return;
+  opt_.drafter->propose_all(reqs);
+  for (size_t i = 0; i < ks.size(); ++i) {
+    Sequence& s = *entries[i].s;
+    if (ks[i] <= 0) continue;
+    if (static_cast<int64_t>(s.draft.size()) > ks[i]) s.draft.resize(static_cast<size_t>(ks[i]));
+    // Drafts never preempt anyone: without free blocks for them the step decodes one token.
+    const auto want = s.n_computed + 1 + static_cast<int64_t>(s.draft.size());
+    if (!s.draft.empty() && !kv_.reserve(s.kv_seq, want).ok()) s.draft.clear();
+    const auto n = static_cast<int64_t>(s.draft.size());
+    entries[i].n = 1 + n;
+    budget += ks[i] - n;
+  }
 }
 
 template <typename Entries>
@@ -367,17 +384,20 @@ bool Scheduler::step() {
     sp->accepted = 0;
     sp->rejected = false;
   }
-  // 1. Decodes, oldest first: one token each, and the drafts to verify with it.
+  // 1. Decodes, oldest first: one token each, and the drafts to verify with it (room for k
+  // drafts each, proposed for all sequences at once below, then what was not drafted returns).
+  std::vector<int64_t> ks;
   for (auto& sp : running_) {
     Sequence& s = *sp;
     if (s.kv_seq < 0 || static_cast<int64_t>(s.tokens.size()) - s.n_computed != 1) continue;
     if (budget <= 0) break;
     if (!make_room(s, s.n_computed + 1)) continue;
-    plan_draft(s, budget - 1);
-    const auto n = 1 + static_cast<int64_t>(s.draft.size());
-    entries.push_back({&s, s.n_computed, n});
-    budget -= n;
+    const int64_t k = draft_k(s, budget - 1);
+    entries.push_back({&s, s.n_computed, 1});
+    ks.push_back(k);
+    budget -= 1 + k;
   }
+  plan_drafts(entries, ks, budget);
   // 2. Prefill chunks of admitted sequences still reading their prompt.
   for (auto& sp : running_) {
     Sequence& s = *sp;

@@ -168,8 +168,12 @@ class Scheduler {
   // Runs one step; `out`: per logit row its sampling candidates or its whole row.
   Status run_step(const ForwardBatch& batch, const std::vector<RowRef>& rows, StepCandidates& out);
   bool step();  // false when idle
-  // Speculative decoding: fills s.draft (at most `budget` tokens) and reserves KV for it.
-  void plan_draft(Sequence& s, int64_t budget);
+  // Speculative decoding: how many tokens `s` may draft this step (at most `budget`).
+  int64_t draft_k(Sequence& s, int64_t budget);
+  // Fills each decoding entry's s.draft (all sequences at once: Drafter::propose_all), reserves
+  // KV for the drafts and grows the entries by them; `budget` gets back what was not drafted.
+  template <typename Entries>
+  void plan_drafts(Entries& entries, const std::vector<int64_t>& ks, int64_t& budget);
   // Drafters that read hidden states (mtp): the target's of the positions each entry confirmed.
   // entry_at: [entries] the batch index of each entry's first token.
   template <typename Entries>

@@ -1,7 +1,9 @@
 // Speculative verification under `serve --tp 2` (mpirun, two ranks on this machine): greedy
 // completions with the n-gram drafter on two ranks are token for token those of one rank without
 // speculation (the oracle), with several requests batched, and the drafts really ran (the
-// status's counters; prompts that repeat themselves, so the drafter finds matches).
+// status's counters; prompts that repeat themselves, so the drafter finds matches). The same
+// for the mtp drafter on glm4moe and deepseek2 files with a nextn layer: rank 0 runs the block
+// whole (model_mtp.cpp) from the split target's hidden states.
 #include <gtest/gtest.h>
 
 #include <string>
@@ -117,6 +119,52 @@ TEST(TpSpeculative, TwoRanksVerifyingNgramDraftsAnswerLikeOneRankWithoutSpeculat
   EXPECT_GT(two.speculative.value("accepted_tokens", 0), 0)
       << "no draft was accepted: verification under --tp was not exercised " << two.speculative;
 }
+
+// glm4moe with the head tied to the embedding (rank 0's block takes the whole embedding as its
+// head), deepseek2 with its own output.weight (mapped whole again for the block).
+class TpMtp : public ::testing::TestWithParam<const char*> {};
+
+TEST_P(TpMtp, TwoRanksVerifyingMtpDraftsAnswerLikeOneRankWithoutSpeculation) {
+  std::vector<std::string> make = {
+      kBin,         "--log-level", "warn", "make-test-model", "--family", GetParam(), "--out",
+      model_path(), "--layers",    "3",    "--nextn",         "1",        "--seed",   "5"};
+  if (std::string(GetParam()) == "deepseek2") make.push_back("--untied");
+  ASSERT_EQ(run_command(make), 0);
+  Answers one, two;
+  {
+    Job j;
+    ASSERT_TRUE(j.start(serve_args({})));
+    const int port = j.wait_port(30);
+    ASSERT_GT(port, 0) << j.stderr_text();
+    ASSERT_TRUE(wait_state(port, "ready", 30)) << j.stderr_text();
+    one = script(port);
+  }
+  ASSERT_TRUE(one.error.empty()) << one.error;
+  {
+    Job j;
+    auto a = serve_args({"--tp", "2", "--tp-timeout", "20", "--spec", "mtp"});
+    ASSERT_TRUE(j.start(mpirun(2, std::vector<std::string>(a.begin() + 1, a.end()))));
+    const int port = j.wait_port(30);
+    ASSERT_GT(port, 0) << j.stderr_text();
+    ASSERT_TRUE(wait_state(port, "ready", 30)) << j.stderr_text();
+    two = script(port);
+    j.stop();
+    EXPECT_TRUE(two.error.empty()) << two.error << "\n" << j.stderr_text();
+  }
+  fs::remove(model_path());
+  ASSERT_EQ(one.texts.size(), two.texts.size());
+  for (size_t i = 0; i < one.texts.size(); ++i) {
+    EXPECT_FALSE(one.texts[i].empty()) << "request " << i;
+    EXPECT_EQ(one.texts[i], two.texts[i]) << "request " << i;
+  }
+  EXPECT_EQ(two.speculative.value("mode", ""), "mtp") << two.speculative;
+  EXPECT_GT(two.speculative.value("draft_tokens", 0), 0) << two.speculative;
+}
+
+INSTANTIATE_TEST_SUITE_P(Families, TpMtp, ::testing::Values("glm4moe", "deepseek2"),
+                         [](const ::testing::TestParamInfo<const char*>& i) {
+                           return std::string(i.param);
+                         });
 
 }  // namespace
 }  // namespace arc::tptest

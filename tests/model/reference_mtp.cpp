@@ -3,7 +3,9 @@
 // RMSNorm(Emb(t_{i+1}))], a transformer block over the sequence of h', the shared output head)
 // and vLLM's DeepSeekMultiTokenPredictorLayer / GLM-4.5's nextn layer (enorm, hnorm, eh_proj,
 // the block, shared_head norm and head; embed_tokens and shared_head.head may be absent and are
-// then the model's).
+// then the model's). The block is an ordinary layer of the family: for deepseek2 its attention is
+// the reference MLA (reference_deepseek2.cpp: keys and values decompressed per head), so the
+// engine's absorbed MLA over the block's own latent cache is checked against it.
 #include <stdexcept>
 
 #include "model/reference_forward.h"

@@ -1,5 +1,6 @@
-// `--spec mtp`: the nextn block of a generated glm4moe file against the double-precision
-// reference (tests/model/reference_mtp.cpp, from DeepSeek-V3's MTP module and GLM's nextn layer):
+// `--spec mtp`: the nextn block of generated glm4moe and deepseek2 files (the latter's block
+// attends with MLA over its own latent cache) against the double-precision reference
+// (tests/model/reference_mtp.cpp, from DeepSeek-V3's MTP module and GLM's nextn layer):
 // the target's hidden states, the block's logits and outputs over a prompt and one cached step
 // after it, the drafter's chained drafts; then through the scheduler, greedy tokens identical to
 // decoding without speculation with batching and prefix reuse, and the drafts actually running.
@@ -31,6 +32,32 @@ TestModelOptions glm_options() {
   o.seed = 5;
   return o;
 }
+
+// DeepSeek-V3's shape scaled down (as deepseek2_test): q LoRA, MLA with a 16 + 8 q/k head, YaRN,
+// grouped sigmoid routing; the nextn block is an MLA + MoE layer.
+TestModelOptions ds_options() {
+  TestModelOptions o;
+  o.family = Family::kDeepSeek2;
+  o.n_layer = 3;
+  o.n_dense_lead = 1;
+  o.n_nextn = 1;
+  o.n_head = 4;
+  o.head_dim = 24;
+  o.v_head_dim = 16;
+  o.kv_lora_rank = 32;
+  o.q_lora_rank = 48;
+  o.n_expert = 8;
+  o.n_expert_used = 3;
+  o.seed = 5;
+  return o;
+}
+
+class MtpFamily : public ::testing::TestWithParam<Family> {
+ protected:
+  TestModelOptions options() const {
+    return GetParam() == Family::kDeepSeek2 ? ds_options() : glm_options();
+  }
+};
 
 double scale_of(const std::vector<double>& v) {
   double m = 1.0;
@@ -72,8 +99,8 @@ std::vector<float> engine_hidden(Engine& e, const std::vector<int32_t>& tokens) 
 
 const std::vector<int32_t> kPrompt = {1, 72, 101, 108, 108, 111, 44, 32, 119, 111, 114, 100};
 
-TEST(MtpBlock, MatchesTheDoublePrecisionReference) {
-  auto e = make_engine(glm_options(), 1, DType::F32, 16);
+TEST_P(MtpFamily, BlockMatchesTheDoublePrecisionReference) {
+  auto e = make_engine(options(), 1, DType::F32, 16);
   ASSERT_TRUE(e.ok()) << e.status().to_string();
   auto rf = gguf::File::parse(e->bytes, "ref");
   ASSERT_TRUE(rf.ok());
@@ -129,8 +156,8 @@ TEST(MtpBlock, MatchesTheDoublePrecisionReference) {
   EXPECT_FALSE(bad.ok());
 }
 
-TEST(MtpBlock, DraftsChainTheBlockLikeTheReference) {
-  auto e = make_engine(glm_options(), 1, DType::F32, 16);
+TEST_P(MtpFamily, DraftsChainTheBlockLikeTheReference) {
+  auto e = make_engine(options(), 1, DType::F32, 16);
   ASSERT_TRUE(e.ok()) << e.status().to_string();
   auto rf = gguf::File::parse(e->bytes, "ref");
   ASSERT_TRUE(rf.ok());
@@ -212,8 +239,8 @@ std::vector<Gen> run_all(Engine& e, std::shared_ptr<Drafter> drafter,
   return out;
 }
 
-TEST(MtpSpeculation, GreedyTokensEqualDecodingWithoutItWithBatchingAndPrefixReuse) {
-  auto e = make_engine(glm_options(), 1, DType::F32, 16);
+TEST_P(MtpFamily, GreedyTokensEqualDecodingWithoutItWithBatchingAndPrefixReuse) {
+  auto e = make_engine(options(), 1, DType::F32, 16);
   ASSERT_TRUE(e.ok()) << e.status().to_string();
   std::vector<int32_t> system(40);
   std::iota(system.begin(), system.end(), 60);  // a shared 40-token "system prompt"
@@ -257,6 +284,12 @@ TEST(MtpSpeculation, GreedyTokensEqualDecodingWithoutItWithBatchingAndPrefixReus
     }
   }
 }
+
+INSTANTIATE_TEST_SUITE_P(Families, MtpFamily,
+                         ::testing::Values(Family::kGlm4Moe, Family::kDeepSeek2),
+                         [](const ::testing::TestParamInfo<Family>& i) {
+                           return std::string(family_name(i.param));
+                         });
 
 }  // namespace
 }  // namespace arc::testing

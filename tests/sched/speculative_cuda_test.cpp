@@ -108,15 +108,20 @@ TEST(SpeculativeCuda, TokensEqualDecodingWithoutItOnTheSameBackend) {
   }
 }
 
-// glm4moe with a nextn layer on `backend`.
-Result<Engine> glm_engine(std::unique_ptr<Backend> backend) {
+// A model with a nextn layer on `backend`: glm4moe, or deepseek2 (its block attends with MLA).
+Result<Engine> mtp_engine(Family family, std::unique_ptr<Backend> backend) {
   TestModelOptions o;
-  o.family = Family::kGlm4Moe;
+  o.family = family;
   o.n_layer = 3;
   o.n_nextn = 1;
   o.n_expert = 8;
   o.n_expert_used = 3;
   o.seed = 5;
+  if (family == Family::kDeepSeek2) {  // as mtp_test: a 16 + 8 q/k head, 16 value, latent 32
+    o.head_dim = 24;
+    o.v_head_dim = 16;
+    o.kv_lora_rank = 32;
+  }
   Engine e;
   ARC_ASSIGN_OR_RETURN(e.bytes, build_test_model(o));
   e.backend = std::move(backend);
@@ -150,12 +155,14 @@ std::vector<float> block_logits(Engine& e, const std::vector<int32_t>& next,
   return l.ok() ? *l : std::vector<float>{};
 }
 
-TEST(SpeculativeCuda, MtpBlockMatchesTheCpuAndDraftsExactly) {
+class SpeculativeCudaMtp : public ::testing::TestWithParam<Family> {};
+
+TEST_P(SpeculativeCudaMtp, BlockMatchesTheCpuAndDraftsExactly) {
   auto be = make_cuda_backend(0, /*graphs=*/true);
   if (!be.ok()) GTEST_SKIP() << "no CUDA backend: " << be.status().message();
-  auto e = glm_engine(std::move(*be));
+  auto e = mtp_engine(GetParam(), std::move(*be));
   ASSERT_TRUE(e.ok()) << e.status().to_string();
-  auto cpu = glm_engine(make_cpu_backend(1));
+  auto cpu = mtp_engine(GetParam(), make_cpu_backend(1));
   ASSERT_TRUE(cpu.ok()) << cpu.status().to_string();
 
   // The block on both backends from the same (CPU) hidden states: the oracle is the CPU
@@ -202,6 +209,12 @@ TEST(SpeculativeCuda, MtpBlockMatchesTheCpuAndDraftsExactly) {
   EXPECT_EQ(run(*e, *d, mtp, reqs, &st), plain);
   EXPECT_GT(st.draft_tokens, 0u);
 }
+
+INSTANTIATE_TEST_SUITE_P(Families, SpeculativeCudaMtp,
+                         ::testing::Values(Family::kGlm4Moe, Family::kDeepSeek2),
+                         [](const ::testing::TestParamInfo<Family>& i) {
+                           return std::string(family_name(i.param));
+                         });
 
 }  // namespace
 }  // namespace arc::testing
