@@ -55,7 +55,8 @@ struct ForwardExecutor::Impl {
   float* d_sel = nullptr;       // [capacity, n_embd] selected rows
   float* d_logits = nullptr;    // [capacity, n_vocab]
   MlaPlainPlan mla_plain;       // MLA models: the plain form's step plan and buffers
-  int64_t last_t = 0;           // tokens of the last step (fetch_hidden)
+  bool mla_plain_allowed = true;
+  int64_t last_t = 0;  // tokens of the last step (fetch_hidden)
   // Hybrid models: each token's recurrent state slot and snapshot slot (arc/recurrent_state.h).
   int32_t* d_state = nullptr;
   int32_t* d_snap = nullptr;
@@ -511,7 +512,8 @@ struct ForwardExecutor::Impl {
     buf.window_slots = windowed ? d_wslots : nullptr;
     buf.window_tables = windowed ? d_tables + table_rows * max_blocks : nullptr;
     // MLA: the plain form for prefill chunks where it is cheaper (one rank, not recorded).
-    mla_plain.plan(model, be, kv, batch.seq_ids, batch.positions, !graph && tp == nullptr, buf);
+    mla_plain.plan(model, be, kv, batch.seq_ids, batch.positions,
+                   !graph && tp == nullptr && mla_plain_allowed, buf);
 
     if (graph) {
       const uint64_t key =
@@ -813,6 +815,10 @@ void ForwardExecutor::set_tensor_parallel(Communicator* comm, std::vector<int64_
   impl_->tp = comm != nullptr && comm->size() > 1 ? comm : nullptr;
   impl_->vocab_begin = std::move(vocab_begin);
   impl_->capacity = 0;  // reallocate with the partial-sum buffer
+}
+
+void ForwardExecutor::set_mla_plain(bool allowed) {
+  impl_->mla_plain_allowed = allowed;
 }
 
 ForwardExecutor::ForwardExecutor(const Model& model, Backend& backend, KvCache& kv)

@@ -63,10 +63,13 @@ Decode greedy(int64_t n_vocab, AddSeq add_seq, Reserve reserve, Step step) {
   return d;
 }
 
-// The oracle: the whole model on the CPU backend of this rank, single-rank forward.
+// The oracle: the whole model on the CPU backend of this rank, single-rank forward. MLA in the
+// absorbed form, as TP runs it (the plain form rounds a quantized k_b differently, enough to
+// flip a near-tied expert choice of a random-weight model).
 inline Decode whole_model_decode(const TestModelOptions& o, int64_t* n_vocab) {
   Result<testing::Engine> e = testing::make_engine(o);
   if (!e.ok()) return {{}, {}, e.status()};
+  e->exec->set_mla_plain(false);
   *n_vocab = e->model->config().n_vocab;
   return greedy(
       *n_vocab, [&] { return Result<int32_t>(e->kv->add_sequence()); },

@@ -186,6 +186,7 @@ Decode cuda_whole_decode(const std::string& path, int64_t* n_vocab) {
   auto kv = KvCache::create(**be, kv_cache_options(c, 16, 64, DType::F32));
   if (!kv.ok()) return {{}, {}, kv.status()};
   ForwardExecutor exec(**m, **be, **kv);
+  exec.set_mla_plain(false);  // TP runs MLA in the absorbed form
   return tptest::greedy(
       *n_vocab, [&] { return Result<int32_t>((*kv)->add_sequence()); },
       [&](int32_t s, int64_t n) { return (*kv)->reserve(s, n); },

@@ -49,6 +49,10 @@ class ForwardExecutor {
   // through `comm`, and the output head's vocabulary rows [vocab_begin[r], vocab_begin[r + 1])
   // are all-gathered so every rank returns whole logits. Every rank runs the same batches.
   void set_tensor_parallel(Communicator* comm, std::vector<int64_t> vocab_begin);
+  // MLA models: whether prefill chunks may take the plain form where it is cheaper (default
+  // true). Tensor-parallel steps always take the absorbed form; on quantized files the two
+  // forms round differently, so a one-rank oracle for a TP run turns it off.
+  void set_mla_plain(bool allowed);
 
   // Enqueues one step. The caller must have reserved KV for every position in the batch.
   Status submit(const ForwardBatch& batch);
