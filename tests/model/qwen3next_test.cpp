@@ -114,31 +114,7 @@ TEST_P(Qwen3NextVsReference, ChunkedPrefillAtEverySplitMatches) {
   ASSERT_TRUE(e.ok()) << e.status().to_string();
   ReferenceModel ref(e->model->file());
   const std::vector<int32_t> prompt = {1, 72, 101, 108, 108, 111, 44, 32, 119};
-  const auto want = ref.forward(prompt);
-  const int64_t v = ref.n_vocab(), n = static_cast<int64_t>(prompt.size());
-  const double tol = std::max(k.tol, 5e-3);  // F16 cache
-  for (int64_t split = 1; split < n; ++split) {
-    const int32_t seq = e->kv->add_sequence();
-    ASSERT_TRUE(e->kv->reserve(seq, n).ok());
-    for (auto [b, end] : {std::pair<int64_t, int64_t>{0, split}, {split, n}}) {
-      std::vector<int32_t> toks(prompt.begin() + b, prompt.begin() + end), pos, seqs, rows;
-      for (int64_t i = b; i < end; ++i) {
-        pos.push_back(static_cast<int32_t>(i));
-        seqs.push_back(seq);
-        rows.push_back(static_cast<int32_t>(i - b));
-      }
-      auto got = e->exec->run({toks, pos, seqs, rows});
-      ASSERT_TRUE(got.ok()) << got.status().to_string();
-      for (int64_t i = b; i < end; ++i) {
-        const double scale = std::max(1.0, max_abs_logit(want[i]));
-        for (int64_t t = 0; t < v; ++t) {
-          ASSERT_NEAR((*got)[(i - b) * v + t], want[i][t], tol * scale)
-              << k.name << " split " << split << " token " << i << " logit " << t;
-        }
-      }
-    }
-    e->kv->free_sequence(seq);
-  }
+  expect_chunked_prefill_matches(*e, ref, prompt, k.name, std::max(k.tol, 5e-3));  // F16 cache
 }
 
 // Quantized: the CPU quantizes activations (Q8_0 / Q8_K) where the reference does not; Q8_0 rows

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -49,6 +50,37 @@ inline void expect_prefill_and_decode_match(Engine& e, const ReferenceModel& ref
   const double scale = std::max(1.0, max_abs_logit(want.back()));
   for (int64_t v = 0; v < n_vocab; ++v) {
     ASSERT_NEAR((*dec)[v], want.back()[v], tol * scale) << name << " decode logit " << v;
+  }
+}
+
+// Prefill of `prompt` in two chunks, split at every position, each split on a fresh sequence:
+// every token's logits against the reference's (chunking must not change a token's result).
+inline void expect_chunked_prefill_matches(Engine& e, const ReferenceModel& ref,
+                                           const std::vector<int32_t>& prompt,
+                                           const std::string& name, double tol) {
+  const auto want = ref.forward(prompt);
+  const int64_t v = ref.n_vocab(), n = static_cast<int64_t>(prompt.size());
+  for (int64_t split = 1; split < n; ++split) {
+    const int32_t seq = e.kv->add_sequence();
+    ASSERT_TRUE(e.kv->reserve(seq, n).ok());
+    for (auto [b, end] : {std::pair<int64_t, int64_t>{0, split}, {split, n}}) {
+      std::vector<int32_t> toks(prompt.begin() + b, prompt.begin() + end), pos, seqs, rows;
+      for (int64_t i = b; i < end; ++i) {
+        pos.push_back(static_cast<int32_t>(i));
+        seqs.push_back(seq);
+        rows.push_back(static_cast<int32_t>(i - b));
+      }
+      auto got = e.exec->run({toks, pos, seqs, rows});
+      ASSERT_TRUE(got.ok()) << got.status().to_string();
+      for (int64_t i = b; i < end; ++i) {
+        const double scale = std::max(1.0, max_abs_logit(want[i]));
+        for (int64_t t = 0; t < v; ++t) {
+          ASSERT_NEAR((*got)[(i - b) * v + t], want[i][t], tol * scale)
+              << name << " split " << split << " token " << i << " logit " << t;
+        }
+      }
+    }
+    e.kv->free_sequence(seq);
   }
 }
 
