@@ -162,8 +162,8 @@ __global__ void gated_delta_rule_kernel(GatedDeltaRuleArgs a) {
     if (col && i0 == 0) a.out[(t * hv_n + h) * dv + j] = acc * qn;
     const int32_t snap = a.token_snapshot != nullptr ? a.token_snapshot[t] : -1;
     if (snap >= 0) {
-      float* p = a.delta_states + static_cast<int64_t>(snap) * slot_floats + h * dk * dv +
-                 i0 * dv + j;
+      float* p =
+          a.delta_states + static_cast<int64_t>(snap) * slot_floats + h * dk * dv + i0 * dv + j;
 #pragma unroll
       for (int i = 0; i < KHalf; ++i, p += dv)
         if (mine(i)) *p = s[i];

@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -76,6 +77,34 @@ inline TestModelOptions tiny_model(const ModelCase& c) {
   // qwen3next: three Gated DeltaNet layers and a full-attention one at least.
   if (c.family == Family::kQwen3Next) o.n_layer = std::max<int64_t>(o.n_layer, 4);
   return o;
+}
+
+// Logits of a 9-token prefill then 8 greedy decode steps on `threads` threads (F16 cache, 4-token
+// chunks): the thread-count tests compare two runs' bits.
+inline std::vector<float> prefill_and_greedy_logits(const TestModelOptions& o, int threads) {
+  auto e = make_engine(o, threads, DType::F16, 4);
+  EXPECT_TRUE(e.ok()) << e.status().to_string();
+  if (!e.ok()) return {};
+  const std::vector<int32_t> prompt = {5, 17, 99, 3, 250, 40, 41, 42, 7};
+  const int32_t seq = e->kv->add_sequence();
+  EXPECT_TRUE(e->kv->reserve(seq, 32).ok());
+  std::vector<int32_t> pos(prompt.size()), seqs(prompt.size(), seq), rows(prompt.size());
+  for (size_t i = 0; i < pos.size(); ++i) pos[i] = rows[i] = static_cast<int32_t>(i);
+  auto got = e->exec->run({prompt, pos, seqs, rows});
+  EXPECT_TRUE(got.ok()) << got.status().to_string();
+  if (!got.ok()) return {};
+  std::vector<float> all = *got;
+  const int64_t v = e->model->config().n_vocab;
+  int32_t p = static_cast<int32_t>(prompt.size());
+  int32_t tok = static_cast<int32_t>(std::max_element(all.end() - v, all.end()) - (all.end() - v));
+  for (int step = 0; step < 8; ++step, ++p) {
+    auto d = e->exec->run({std::span(&tok, 1), std::span(&p, 1), std::span(&seq, 1), {}});
+    EXPECT_TRUE(d.ok()) << d.status().to_string();
+    if (!d.ok()) return {};
+    all.insert(all.end(), d->begin(), d->end());
+    tok = static_cast<int32_t>(std::max_element(d->begin(), d->end()) - d->begin());
+  }
+  return all;
 }
 
 }  // namespace arc::testing
